@@ -1,0 +1,212 @@
+#include "vkml/gpu/capabilities.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "internal.hpp"
+
+namespace vkml::gpu {
+
+const char* device_type_name(VkPhysicalDeviceType type) {
+    switch (type) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+        return "discrete GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+        return "integrated GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+        return "virtual GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+        return "CPU";
+    default:
+        return "other";
+    }
+}
+
+std::string version_string(uint32_t v) {
+    return std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) + "." +
+           std::to_string(VK_API_VERSION_PATCH(v));
+}
+
+std::string uuid_string(const std::array<uint8_t, VK_UUID_SIZE>& uuid) {
+    std::string s;
+    char buf[4];
+    for (size_t i = 0; i < uuid.size(); ++i) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
+        std::snprintf(buf, sizeof buf, "%02x", uuid[i]);
+        s += buf;
+    }
+    return s;
+}
+
+namespace detail {
+
+bool FeatureSupport::has_extension(const char* name) const {
+    return std::find(extensions.begin(), extensions.end(), name) != extensions.end();
+}
+
+FeatureSupport query_feature_support(VkPhysicalDevice phys) {
+    FeatureSupport s;
+    uint32_t count = 0;
+    vkEnumerateDeviceExtensionProperties(phys, nullptr, &count, nullptr);
+    std::vector<VkExtensionProperties> exts(count);
+    vkEnumerateDeviceExtensionProperties(phys, nullptr, &count, exts.data());
+    for (const auto& e : exts) s.extensions.emplace_back(e.extensionName);
+
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV coop{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+    VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+    VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &f13};
+    VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &f12};
+    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f11};
+    const bool has_coop = s.has_extension(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    if (has_coop) f13.pNext = &coop;
+
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(phys, &props);
+    if (props.apiVersion < VK_API_VERSION_1_3) return s; // the 1.3 structs are not valid to query
+    vkGetPhysicalDeviceFeatures2(phys, &f2);
+    s.storage16 = f11.storageBuffer16BitAccess;
+    s.float16 = f12.shaderFloat16;
+    s.int8 = f12.shaderInt8;
+    s.storage8 = f12.storageBuffer8BitAccess;
+    s.int16 = f2.features.shaderInt16;
+    s.int64 = f2.features.shaderInt64;
+    s.timeline = f12.timelineSemaphore;
+    s.sync2 = f13.synchronization2;
+    s.subgroup_size_control = f13.subgroupSizeControl;
+    s.coopmat_nv = has_coop && coop.cooperativeMatrix;
+    return s;
+}
+
+std::vector<MemoryHeapInfo> query_memory_heaps(VkPhysicalDevice phys, bool memory_budget) {
+    VkPhysicalDeviceMemoryBudgetPropertiesEXT budget{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+    VkPhysicalDeviceMemoryProperties2 mem{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2};
+    if (memory_budget) mem.pNext = &budget;
+    vkGetPhysicalDeviceMemoryProperties2(phys, &mem);
+    std::vector<MemoryHeapInfo> heaps;
+    for (uint32_t i = 0; i < mem.memoryProperties.memoryHeapCount; ++i) {
+        const VkMemoryHeap& h = mem.memoryProperties.memoryHeaps[i];
+        MemoryHeapInfo info;
+        info.size = h.size;
+        info.device_local = h.flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT;
+        info.budget = memory_budget ? budget.heapBudget[i] : h.size / 10 * 8;
+        info.usage = memory_budget ? budget.heapUsage[i] : 0;
+        heaps.push_back(info);
+    }
+    return heaps;
+}
+
+Capabilities query_capabilities(VkInstance instance, VkPhysicalDevice phys, bool memory_budget) {
+    Capabilities c;
+    VkPhysicalDeviceVulkan13Properties p13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES};
+    VkPhysicalDeviceVulkan12Properties p12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES, &p13};
+    VkPhysicalDeviceVulkan11Properties p11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES, &p12};
+    VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &p11};
+    VkPhysicalDeviceProperties base;
+    vkGetPhysicalDeviceProperties(phys, &base);
+    const bool v13 = base.apiVersion >= VK_API_VERSION_1_3;
+    if (!v13) p11.pNext = nullptr; // only 1.1 properties are guaranteed below 1.3
+    vkGetPhysicalDeviceProperties2(phys, &p2);
+    const VkPhysicalDeviceProperties& p = p2.properties;
+
+    c.device_name = p.deviceName;
+    c.device_type = p.deviceType;
+    c.vendor_id = p.vendorID;
+    c.device_id = p.deviceID;
+    c.api_version = p.apiVersion;
+    c.driver_version = p.driverVersion;
+    std::memcpy(c.pipeline_cache_uuid.data(), p.pipelineCacheUUID, VK_UUID_SIZE);
+    std::memcpy(c.device_uuid.data(), p11.deviceUUID, VK_UUID_SIZE);
+    std::memcpy(c.driver_uuid.data(), p11.driverUUID, VK_UUID_SIZE);
+    if (v13) {
+        c.driver_name = p12.driverName;
+        c.driver_info = p12.driverInfo;
+        c.min_subgroup_size = p13.minSubgroupSize;
+        c.max_subgroup_size = p13.maxSubgroupSize;
+    }
+    c.subgroup_size = p11.subgroupSize;
+    if (!v13) c.min_subgroup_size = c.max_subgroup_size = c.subgroup_size;
+
+    const VkPhysicalDeviceLimits& l = p.limits;
+    c.max_workgroup_invocations = l.maxComputeWorkGroupInvocations;
+    for (int i = 0; i < 3; ++i) {
+        c.max_workgroup_count[i] = l.maxComputeWorkGroupCount[i];
+        c.max_workgroup_size[i] = l.maxComputeWorkGroupSize[i];
+    }
+    c.max_shared_memory = l.maxComputeSharedMemorySize;
+    c.max_push_constants = l.maxPushConstantsSize;
+    c.max_storage_buffer_range = l.maxStorageBufferRange;
+    c.min_storage_buffer_offset_alignment = l.minStorageBufferOffsetAlignment;
+    c.buffer_image_granularity = l.bufferImageGranularity;
+    c.non_coherent_atom_size = l.nonCoherentAtomSize;
+    c.timestamps = l.timestampComputeAndGraphics;
+    c.timestamp_period_ns = l.timestampPeriod;
+
+    uint32_t nfam = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(phys, &nfam, nullptr);
+    std::vector<VkQueueFamilyProperties> fams(nfam);
+    vkGetPhysicalDeviceQueueFamilyProperties(phys, &nfam, fams.data());
+    for (const auto& f : fams) c.queue_families.push_back({f.queueFlags, f.queueCount, f.timestampValidBits});
+
+    VkPhysicalDeviceMemoryProperties mem;
+    vkGetPhysicalDeviceMemoryProperties(phys, &mem);
+    c.memory_types.assign(mem.memoryTypes, mem.memoryTypes + mem.memoryTypeCount);
+    c.memory_budget = memory_budget;
+    c.memory_heaps = query_memory_heaps(phys, memory_budget);
+
+    // Cooperative-matrix shapes are listed whenever the device offers the extension, so `vkml info`
+    // shows them; the coopmat_nv flag says whether vkml enabled it.
+    const FeatureSupport support = query_feature_support(phys);
+    if (support.has_extension(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME)) {
+        auto fn = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
+            vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
+        if (fn) {
+            uint32_t n = 0;
+            fn(phys, &n, nullptr);
+            std::vector<VkCooperativeMatrixPropertiesNV> props(
+                n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+            fn(phys, &n, props.data());
+            for (const auto& m : props)
+                if (m.scope == VK_SCOPE_SUBGROUP_NV)
+                    c.coopmat_shapes.push_back(
+                        {m.MSize, m.NSize, m.KSize, m.AType, m.BType, m.CType, m.DType});
+        }
+    }
+    return c;
+}
+
+uint64_t parse_byte_size(const std::string& text) {
+    if (text.empty()) return 0;
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (end == text.c_str() || v < 0) return 0;
+    double mult = 1;
+    switch (std::toupper(static_cast<unsigned char>(*end))) {
+    case 'K':
+        mult = 1024.0;
+        break;
+    case 'M':
+        mult = 1024.0 * 1024;
+        break;
+    case 'G':
+        mult = 1024.0 * 1024 * 1024;
+        break;
+    case '\0':
+        break;
+    default:
+        return 0;
+    }
+    return static_cast<uint64_t>(v * mult);
+}
+
+std::string env_string(const char* name) {
+    const char* v = std::getenv(name);
+    return v ? std::string(v) : std::string();
+}
+
+} // namespace detail
+} // namespace vkml::gpu

@@ -1,0 +1,259 @@
+#include "vkml/gpu/command.hpp"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "vkml/error.hpp"
+#include "vkml/gpu/pipeline.hpp"
+
+namespace vkml::gpu {
+
+CommandBuffer::CommandBuffer(Device& device, QueueRole role) : device_(&device), role_(role) {
+    VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pi.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
+    pi.queueFamilyIndex = device.queue_family(role);
+    check_vk(vkCreateCommandPool(device.vk(), &pi, nullptr, &pool_), "vkCreateCommandPool");
+    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, nullptr, pool_,
+                                   VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1};
+    const VkResult r = vkAllocateCommandBuffers(device.vk(), &ai, &cmd_);
+    if (r < 0) destroy();
+    check_vk(r, "vkAllocateCommandBuffers");
+}
+
+CommandBuffer CommandBuffer::wrap(Device& device, VkCommandBuffer cmd, QueueRole role) {
+    CommandBuffer c;
+    c.device_ = &device;
+    c.role_ = role;
+    c.cmd_ = cmd;
+    return c;
+}
+
+CommandBuffer::~CommandBuffer() {
+    destroy();
+}
+
+CommandBuffer::CommandBuffer(CommandBuffer&& o) noexcept
+    : device_(o.device_), role_(o.role_), pool_(std::exchange(o.pool_, VK_NULL_HANDLE)),
+      cmd_(std::exchange(o.cmd_, VK_NULL_HANDLE)), descriptor_pools_(std::move(o.descriptor_pools_)),
+      current_pool_(o.current_pool_) {
+    o.descriptor_pools_.clear();
+}
+
+CommandBuffer& CommandBuffer::operator=(CommandBuffer&& o) noexcept {
+    if (this != &o) {
+        destroy();
+        device_ = o.device_;
+        role_ = o.role_;
+        pool_ = std::exchange(o.pool_, VK_NULL_HANDLE);
+        cmd_ = std::exchange(o.cmd_, VK_NULL_HANDLE);
+        descriptor_pools_ = std::move(o.descriptor_pools_);
+        o.descriptor_pools_.clear();
+        current_pool_ = o.current_pool_;
+    }
+    return *this;
+}
+
+void CommandBuffer::destroy() {
+    if (!device_) return;
+    for (VkDescriptorPool p : descriptor_pools_) vkDestroyDescriptorPool(device_->vk(), p, nullptr);
+    descriptor_pools_.clear();
+    if (pool_) vkDestroyCommandPool(device_->vk(), pool_, nullptr); // frees cmd_ too
+    pool_ = VK_NULL_HANDLE;
+    cmd_ = VK_NULL_HANDLE;
+}
+
+void CommandBuffer::reset() {
+    for (VkDescriptorPool p : descriptor_pools_) vkResetDescriptorPool(device_->vk(), p, 0);
+    current_pool_ = 0;
+    if (pool_) check_vk(vkResetCommandPool(device_->vk(), pool_, 0), "vkResetCommandPool");
+}
+
+void CommandBuffer::begin() {
+    if (!pool_)
+        throw Error(ErrorCode::InvalidArgument,
+                    "begin() on a wrapped host command buffer: the host records it");
+    reset();
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    check_vk(vkBeginCommandBuffer(cmd_, &bi), "vkBeginCommandBuffer");
+}
+
+void CommandBuffer::end() {
+    if (!pool_)
+        throw Error(ErrorCode::InvalidArgument, "end() on a wrapped host command buffer: the host ends it");
+    check_vk(vkEndCommandBuffer(cmd_), "vkEndCommandBuffer");
+}
+
+VkDescriptorSet CommandBuffer::allocate_set(VkDescriptorSetLayout layout) {
+    for (;;) {
+        if (current_pool_ == descriptor_pools_.size()) {
+            VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1024};
+            VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+            pi.maxSets = 256;
+            pi.poolSizeCount = 1;
+            pi.pPoolSizes = &size;
+            VkDescriptorPool pool;
+            check_vk(vkCreateDescriptorPool(device_->vk(), &pi, nullptr, &pool), "vkCreateDescriptorPool");
+            descriptor_pools_.push_back(pool);
+        }
+        VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, nullptr,
+                                       descriptor_pools_[current_pool_], 1, &layout};
+        VkDescriptorSet set;
+        const VkResult r = vkAllocateDescriptorSets(device_->vk(), &ai, &set);
+        if (r == VK_SUCCESS) return set;
+        if (r != VK_ERROR_OUT_OF_POOL_MEMORY && r != VK_ERROR_FRAGMENTED_POOL)
+            check_vk(r, "vkAllocateDescriptorSets");
+        ++current_pool_; // this pool is full: move on to the next (or a new) one
+    }
+}
+
+void CommandBuffer::dispatch(const Pipeline& pipeline, std::span<const BufferRange> buffers, const void* push,
+                             uint32_t push_bytes, std::array<uint32_t, 3> groups) {
+    if (buffers.size() != pipeline.bindings())
+        throw Error(ErrorCode::InvalidArgument,
+                    "dispatch of " + pipeline.name() + ": " + std::to_string(buffers.size()) +
+                        " buffers bound, the pipeline has " + std::to_string(pipeline.bindings()));
+    if (push_bytes != pipeline.push_constant_bytes())
+        throw Error(ErrorCode::InvalidArgument, "dispatch of " + pipeline.name() + ": " +
+                                                    std::to_string(push_bytes) +
+                                                    " bytes of push constants, the pipeline takes " +
+                                                    std::to_string(pipeline.push_constant_bytes()));
+    vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.vk());
+    if (!buffers.empty()) {
+        std::array<VkDescriptorBufferInfo, 32> infos;
+        std::array<VkWriteDescriptorSet, 32> writes;
+        if (buffers.size() > infos.size())
+            throw Error(ErrorCode::InvalidArgument,
+                        "dispatch of " + pipeline.name() + ": more than 32 buffers");
+        for (uint32_t i = 0; i < buffers.size(); ++i) {
+            infos[i] = {buffers[i].buffer, buffers[i].offset, buffers[i].size};
+            writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+            writes[i].dstBinding = i;
+            writes[i].descriptorCount = 1;
+            writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+            writes[i].pBufferInfo = &infos[i];
+        }
+        const auto n = uint32_t(buffers.size());
+        if (device_->caps().push_descriptors) {
+            device_->ext().cmd_push_descriptor_set(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout(), 0,
+                                                   n, writes.data());
+        } else {
+            const VkDescriptorSet set = allocate_set(pipeline.set_layout());
+            for (uint32_t i = 0; i < n; ++i) writes[i].dstSet = set;
+            vkUpdateDescriptorSets(device_->vk(), n, writes.data(), 0, nullptr);
+            vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout(), 0, 1, &set, 0,
+                                    nullptr);
+        }
+    }
+    if (push_bytes)
+        vkCmdPushConstants(cmd_, pipeline.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
+    vkCmdDispatch(cmd_, groups[0], groups[1], groups[2]);
+}
+
+std::array<uint32_t, 3> CommandBuffer::groups_for(const Pipeline& pipeline, uint64_t invocations) const {
+    const uint64_t wg = pipeline.workgroup()[0];
+    const uint64_t groups = (invocations + wg - 1) / wg;
+    const uint64_t max_x = device_->caps().max_workgroup_count[0];
+    if (groups <= max_x) return {uint32_t(std::max<uint64_t>(groups, 1)), 1, 1};
+    const uint64_t y = (groups + max_x - 1) / max_x;
+    if (y > device_->caps().max_workgroup_count[1])
+        throw Error(ErrorCode::InvalidArgument, "dispatch of " + pipeline.name() + ": " +
+                                                    std::to_string(invocations) +
+                                                    " invocations exceed the device's grid");
+    return {uint32_t(max_x), uint32_t(y), 1};
+}
+
+void CommandBuffer::copy(const BufferRange& src, const BufferRange& dst, uint64_t bytes) {
+    VkBufferCopy region{src.offset, dst.offset, bytes};
+    vkCmdCopyBuffer(cmd_, src.buffer, dst.buffer, 1, &region);
+}
+
+void CommandBuffer::fill(const BufferRange& dst, uint32_t value, uint64_t bytes) {
+    vkCmdFillBuffer(cmd_, dst.buffer, dst.offset, bytes, value);
+}
+
+void CommandBuffer::begin_label(std::string_view name) {
+    if (!device_->ext().cmd_begin_debug_label) return;
+    const std::string n(name);
+    VkDebugUtilsLabelEXT label{VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT, nullptr, n.c_str(), {0, 0, 0, 0}};
+    device_->ext().cmd_begin_debug_label(cmd_, &label);
+}
+
+void CommandBuffer::end_label() {
+    if (device_->ext().cmd_end_debug_label) device_->ext().cmd_end_debug_label(cmd_);
+}
+
+namespace barrier {
+
+void memory(CommandBuffer& cmd, VkPipelineStageFlags2 src_stage, VkAccessFlags2 src_access,
+            VkPipelineStageFlags2 dst_stage, VkAccessFlags2 dst_access) {
+    VkMemoryBarrier2 b{
+        VK_STRUCTURE_TYPE_MEMORY_BARRIER_2, nullptr, src_stage, src_access, dst_stage, dst_access};
+    VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+    dep.memoryBarrierCount = 1;
+    dep.pMemoryBarriers = &b;
+    vkCmdPipelineBarrier2(cmd.vk(), &dep);
+}
+
+void compute_to_compute(CommandBuffer& cmd) {
+    memory(cmd, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
+           VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+           VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
+}
+
+void transfer_to_compute(CommandBuffer& cmd) {
+    memory(cmd, VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+           VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+           VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
+}
+
+void compute_to_transfer(CommandBuffer& cmd) {
+    memory(cmd, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
+           VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_READ_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT);
+}
+
+void to_host(CommandBuffer& cmd) {
+    memory(cmd, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_TRANSFER_BIT,
+           VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT,
+           VK_PIPELINE_STAGE_2_HOST_BIT, VK_ACCESS_2_HOST_READ_BIT);
+}
+
+void buffer(CommandBuffer& cmd, const BufferRange& range, VkPipelineStageFlags2 src_stage,
+            VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stage, VkAccessFlags2 dst_access) {
+    VkBufferMemoryBarrier2 b{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER_2};
+    b.srcStageMask = src_stage;
+    b.srcAccessMask = src_access;
+    b.dstStageMask = dst_stage;
+    b.dstAccessMask = dst_access;
+    b.srcQueueFamilyIndex = b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    b.buffer = range.buffer;
+    b.offset = range.offset;
+    b.size = range.size;
+    VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+    dep.bufferMemoryBarrierCount = 1;
+    dep.pBufferMemoryBarriers = &b;
+    vkCmdPipelineBarrier2(cmd.vk(), &dep);
+}
+
+void image(CommandBuffer& cmd, VkImage image, VkImageLayout old_layout, VkImageLayout new_layout,
+           VkPipelineStageFlags2 src_stage, VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stage,
+           VkAccessFlags2 dst_access, VkImageAspectFlags aspect) {
+    VkImageMemoryBarrier2 b{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
+    b.srcStageMask = src_stage;
+    b.srcAccessMask = src_access;
+    b.dstStageMask = dst_stage;
+    b.dstAccessMask = dst_access;
+    b.oldLayout = old_layout;
+    b.newLayout = new_layout;
+    b.srcQueueFamilyIndex = b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    b.image = image;
+    b.subresourceRange = {aspect, 0, VK_REMAINING_MIP_LEVELS, 0, VK_REMAINING_ARRAY_LAYERS};
+    VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+    dep.imageMemoryBarrierCount = 1;
+    dep.pImageMemoryBarriers = &b;
+    vkCmdPipelineBarrier2(cmd.vk(), &dep);
+}
+
+} // namespace barrier
+} // namespace vkml::gpu

@@ -1,0 +1,699 @@
+#include "vkml/gpu/device.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <sstream>
+
+#include "internal.hpp"
+#include "vkml/gpu/allocator.hpp"
+#include "vkml/gpu/command.hpp"
+#include "vkml/gpu/pipeline.hpp"
+
+namespace vkml::gpu {
+
+using detail::env_string;
+using detail::FeatureSupport;
+
+const char* queue_role_name(QueueRole role) {
+    switch (role) {
+    case QueueRole::Graphics:
+        return "graphics";
+    case QueueRole::Compute:
+        return "compute";
+    case QueueRole::Transfer:
+        return "transfer";
+    }
+    return "?";
+}
+
+namespace {
+
+constexpr const char* validation_layer = "VK_LAYER_KHRONOS_validation";
+
+struct QueueState {
+    VkQueue queue = VK_NULL_HANDLE;
+    uint32_t family = VK_QUEUE_FAMILY_IGNORED;
+    VkSemaphore timeline = VK_NULL_HANDLE;
+    uint64_t submitted = 0; // last value handed out; guarded by mutex
+    std::mutex mutex;
+};
+
+void default_message(const Message& m) {
+    if (m.severity == Severity::Info) return;
+    std::fprintf(stderr, "vkml %s [%.*s]: %.*s\n", m.severity == Severity::Error ? "error" : "warning",
+                 int(m.source.size()), m.source.data(), int(m.text.size()), m.text.data());
+}
+
+bool layer_available(const char* name) {
+    uint32_t n = 0;
+    vkEnumerateInstanceLayerProperties(&n, nullptr);
+    std::vector<VkLayerProperties> layers(n);
+    vkEnumerateInstanceLayerProperties(&n, layers.data());
+    return std::any_of(layers.begin(), layers.end(),
+                       [&](const auto& l) { return std::strcmp(l.layerName, name) == 0; });
+}
+
+bool instance_extension_available(const char* name) {
+    uint32_t n = 0;
+    vkEnumerateInstanceExtensionProperties(nullptr, &n, nullptr);
+    std::vector<VkExtensionProperties> exts(n);
+    vkEnumerateInstanceExtensionProperties(nullptr, &n, exts.data());
+    return std::any_of(exts.begin(), exts.end(),
+                       [&](const auto& e) { return std::strcmp(e.extensionName, name) == 0; });
+}
+
+std::string lower(std::string s) {
+    for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+int type_score(VkPhysicalDeviceType t) {
+    switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+        return 4;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+        return 3;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+        return 2;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+std::vector<VkPhysicalDevice> physical_devices(VkInstance instance) {
+    uint32_t n = 0;
+    check_vk(vkEnumeratePhysicalDevices(instance, &n, nullptr), "vkEnumeratePhysicalDevices");
+    std::vector<VkPhysicalDevice> devs(n);
+    check_vk(vkEnumeratePhysicalDevices(instance, &n, devs.data()), "vkEnumeratePhysicalDevices");
+    return devs;
+}
+
+// Chooses a physical device: `select` is an index or a case-insensitive name substring; empty picks
+// the best Vulkan 1.3 device with a compute queue.
+VkPhysicalDevice pick_physical_device(VkInstance instance, const std::string& select) {
+    const auto devs = physical_devices(instance);
+    std::vector<std::string> names;
+    for (VkPhysicalDevice d : devs) {
+        VkPhysicalDeviceProperties p;
+        vkGetPhysicalDeviceProperties(d, &p);
+        names.push_back(std::string(p.deviceName) + " (Vulkan " + version_string(p.apiVersion) + ")");
+    }
+    auto list = [&] {
+        std::string s;
+        for (size_t i = 0; i < names.size(); ++i) s += "\n  " + std::to_string(i) + ": " + names[i];
+        return s.empty() ? std::string("\n  (none: is a Vulkan driver installed? try mesa-vulkan-drivers)")
+                         : s;
+    };
+    auto usable = [](VkPhysicalDevice d) {
+        VkPhysicalDeviceProperties p;
+        vkGetPhysicalDeviceProperties(d, &p);
+        return p.apiVersion >= VK_API_VERSION_1_3;
+    };
+    if (!select.empty()) {
+        const bool numeric =
+            std::all_of(select.begin(), select.end(), [](char c) { return std::isdigit((unsigned char)c); });
+        for (size_t i = 0; i < devs.size(); ++i) {
+            const bool match = numeric ? std::to_string(i) == select
+                                       : lower(names[i]).find(lower(select)) != std::string::npos;
+            if (!match) continue;
+            if (!usable(devs[i]))
+                throw Error(ErrorCode::Unsupported, "Vulkan device '" + names[i] + "' selected by '" +
+                                                        select +
+                                                        "' does not support Vulkan 1.3, which vkml needs");
+            return devs[i];
+        }
+        throw Error(ErrorCode::InvalidArgument,
+                    "no Vulkan device matches '" + select +
+                        "' (VKML_DEVICE or DeviceDesc::select); devices:" + list());
+    }
+    VkPhysicalDevice best = VK_NULL_HANDLE;
+    int best_score = -1;
+    for (VkPhysicalDevice d : devs) {
+        if (!usable(d)) continue;
+        VkPhysicalDeviceProperties p;
+        vkGetPhysicalDeviceProperties(d, &p);
+        if (type_score(p.deviceType) > best_score) {
+            best_score = type_score(p.deviceType);
+            best = d;
+        }
+    }
+    if (!best) throw Error(ErrorCode::Unsupported, "no Vulkan 1.3 device found; devices:" + list());
+    return best;
+}
+
+VKAPI_ATTR VkBool32 VKAPI_CALL debug_callback(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                              VkDebugUtilsMessageTypeFlagsEXT,
+                                              const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
+    const auto* on_message = static_cast<const MessageCallback*>(user);
+    const Severity s = severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT     ? Severity::Error
+                       : severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT ? Severity::Warning
+                                                                                     : Severity::Info;
+    const std::string_view text = data && data->pMessage ? data->pMessage : "(no message)";
+    (*on_message)(Message{s, "validation", text});
+    return VK_FALSE;
+}
+
+} // namespace
+
+struct Device::Impl {
+    DeviceDesc desc;
+    MessageCallback on_message;
+    Device* self = nullptr;
+    bool owns_instance = false, owns_device = false;
+    VkInstance instance = VK_NULL_HANDLE;
+    VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
+    VkPhysicalDevice phys = VK_NULL_HANDLE;
+    VkDevice device = VK_NULL_HANDLE;
+    Capabilities caps;
+    ExtFunctions ext;
+    std::vector<std::unique_ptr<QueueState>> queues;
+    std::array<QueueState*, queue_role_count> roles{};
+    std::vector<uint32_t> families;
+    std::function<void(bool)> queue_lock;
+    std::unique_ptr<MemoryAllocator> allocator;
+    std::unique_ptr<PipelineCache> pipelines;
+
+    QueueState& role(QueueRole r) const { return *roles[size_t(r)]; }
+
+    // One queue state per distinct VkQueue, so roles that share a queue share its timeline.
+    void add_queue(QueueRole r, VkQueue q, uint32_t family) {
+        for (auto& qs : queues) {
+            if (qs->queue == q) {
+                roles[size_t(r)] = qs.get();
+                return;
+            }
+        }
+        auto qs = std::make_unique<QueueState>();
+        qs->queue = q;
+        qs->family = family;
+        VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, nullptr,
+                                       VK_SEMAPHORE_TYPE_TIMELINE, 0};
+        VkSemaphoreCreateInfo ci{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type, 0};
+        check_vk(vkCreateSemaphore(device, &ci, nullptr, &qs->timeline), "vkCreateSemaphore(timeline)");
+        roles[size_t(r)] = qs.get();
+        if (std::find(families.begin(), families.end(), family) == families.end()) families.push_back(family);
+        queues.push_back(std::move(qs));
+    }
+
+    void load_functions(bool debug_utils) {
+        ext.cmd_push_descriptor_set = caps.push_descriptors
+                                          ? reinterpret_cast<PFN_vkCmdPushDescriptorSetKHR>(
+                                                vkGetDeviceProcAddr(device, "vkCmdPushDescriptorSetKHR"))
+                                          : nullptr;
+        if (!ext.cmd_push_descriptor_set) caps.push_descriptors = false;
+        if (debug_utils) {
+            ext.set_debug_utils_object_name = reinterpret_cast<PFN_vkSetDebugUtilsObjectNameEXT>(
+                vkGetInstanceProcAddr(instance, "vkSetDebugUtilsObjectNameEXT"));
+            ext.cmd_begin_debug_label = reinterpret_cast<PFN_vkCmdBeginDebugUtilsLabelEXT>(
+                vkGetInstanceProcAddr(instance, "vkCmdBeginDebugUtilsLabelEXT"));
+            ext.cmd_end_debug_label = reinterpret_cast<PFN_vkCmdEndDebugUtilsLabelEXT>(
+                vkGetInstanceProcAddr(instance, "vkCmdEndDebugUtilsLabelEXT"));
+        }
+    }
+
+    void finish_setup(Device& d) {
+        uint64_t limit = desc.memory_limit;
+        if (!limit) limit = detail::parse_byte_size(env_string("VKML_MEMORY_LIMIT"));
+        allocator = std::make_unique<MemoryAllocator>(d, limit);
+        std::filesystem::path dir;
+        if (desc.cache_dir != "-")
+            dir = desc.cache_dir.empty() ? default_cache_dir() : std::filesystem::path(desc.cache_dir);
+        pipelines = std::make_unique<PipelineCache>(d, dir);
+    }
+
+    void create_instance() {
+        const bool validation = desc.validation || env_string("VKML_VALIDATION") == "1";
+        std::vector<const char*> layers, exts;
+        const bool debug_utils = instance_extension_available(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+        if (debug_utils) exts.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+        bool with_layer = false;
+        if (validation) {
+            if (layer_available(validation_layer)) {
+                layers.push_back(validation_layer);
+                with_layer = true;
+            } else {
+                message_raw(Severity::Warning,
+                            "VKML_VALIDATION is set but the Khronos validation layer is not installed "
+                            "(Debian: vulkan-validationlayers); running without it");
+            }
+        }
+        VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+        app.pApplicationName = desc.app_name.c_str();
+        app.pEngineName = "vkml";
+        app.apiVersion = VK_API_VERSION_1_3;
+        VkValidationFeatureEnableEXT enables[] = {
+            VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+        VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+        features.enabledValidationFeatureCount = 1;
+        features.pEnabledValidationFeatures = enables;
+        VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+        ci.pNext = with_layer ? &features : nullptr;
+        ci.pApplicationInfo = &app;
+        ci.enabledLayerCount = uint32_t(layers.size());
+        ci.ppEnabledLayerNames = layers.data();
+        ci.enabledExtensionCount = uint32_t(exts.size());
+        ci.ppEnabledExtensionNames = exts.data();
+        const VkResult r = vkCreateInstance(&ci, nullptr, &instance);
+        if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
+            throw Error(ErrorCode::Unsupported,
+                        "no Vulkan driver found (install mesa-vulkan-drivers or a GPU driver)");
+        check_vk(r, "vkCreateInstance");
+        owns_instance = true;
+        if (debug_utils && with_layer) {
+            VkDebugUtilsMessengerCreateInfoEXT mi{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+            mi.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                                 VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+            mi.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                             VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                             VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+            mi.pfnUserCallback = debug_callback;
+            mi.pUserData = &on_message;
+            auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
+                vkGetInstanceProcAddr(instance, "vkCreateDebugUtilsMessengerEXT"));
+            if (create)
+                check_vk(create(instance, &mi, nullptr, &messenger), "vkCreateDebugUtilsMessengerEXT");
+        }
+        debug_utils_enabled = debug_utils;
+    }
+
+    void message_raw(Severity s, std::string_view text) const {
+        Message m{s, "vkml", text};
+        on_message(m);
+    }
+
+    bool debug_utils_enabled = false;
+
+    ~Impl() {
+        pipelines.reset();
+        allocator.reset();
+        for (auto& q : queues) vkDestroySemaphore(device, q->timeline, nullptr);
+        if (owns_device && device) vkDestroyDevice(device, nullptr);
+        if (messenger) {
+            auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+                vkGetInstanceProcAddr(instance, "vkDestroyDebugUtilsMessengerEXT"));
+            if (destroy) destroy(instance, messenger, nullptr);
+        }
+        if (owns_instance && instance) vkDestroyInstance(instance, nullptr);
+    }
+};
+
+Device::Device(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
+    impl_->self = this;
+}
+
+Device::~Device() {
+    try {
+        wait_idle();
+    } catch (const std::exception& e) {
+        message(Severity::Error, std::string("waiting for the device at shutdown: ") + e.what());
+    }
+}
+
+std::unique_ptr<Device> Device::create(const DeviceDesc& desc) {
+    auto impl = std::make_unique<Impl>();
+    impl->desc = desc;
+    impl->on_message = desc.on_message ? desc.on_message : default_message;
+    // The device object must exist before the messenger so the callback can reach it.
+    std::unique_ptr<Device> device(new Device(std::move(impl)));
+    Impl& d = *device->impl_;
+    d.create_instance();
+
+    std::string select = desc.select.empty() ? env_string("VKML_DEVICE") : desc.select;
+    d.phys = pick_physical_device(d.instance, select);
+    const FeatureSupport support = detail::query_feature_support(d.phys);
+    if (!support.timeline || !support.sync2)
+        throw Error(ErrorCode::Unsupported,
+                    "the Vulkan device lacks timeline semaphores or synchronization2");
+
+    // Queue families: one that can do graphics and compute (or compute alone on compute-only
+    // devices), plus async compute and transfer families when present.
+    uint32_t nfam = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(d.phys, &nfam, nullptr);
+    std::vector<VkQueueFamilyProperties> fams(nfam);
+    vkGetPhysicalDeviceQueueFamilyProperties(d.phys, &nfam, fams.data());
+    auto find = [&](auto pred) -> uint32_t {
+        for (uint32_t i = 0; i < nfam; ++i)
+            if (fams[i].queueCount > 0 && pred(fams[i].queueFlags)) return i;
+        return VK_QUEUE_FAMILY_IGNORED;
+    };
+    uint32_t gfx =
+        find([](VkQueueFlags f) { return (f & VK_QUEUE_GRAPHICS_BIT) && (f & VK_QUEUE_COMPUTE_BIT); });
+    if (gfx == VK_QUEUE_FAMILY_IGNORED) gfx = find([](VkQueueFlags f) { return f & VK_QUEUE_COMPUTE_BIT; });
+    if (gfx == VK_QUEUE_FAMILY_IGNORED)
+        throw Error(ErrorCode::Unsupported, "the Vulkan device has no compute queue");
+    uint32_t comp =
+        desc.use_async_compute
+            ? find([](VkQueueFlags f) { return (f & VK_QUEUE_COMPUTE_BIT) && !(f & VK_QUEUE_GRAPHICS_BIT); })
+            : VK_QUEUE_FAMILY_IGNORED;
+    uint32_t xfer = desc.use_transfer_queue ? find([](VkQueueFlags f) {
+        return (f & VK_QUEUE_TRANSFER_BIT) && !(f & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT));
+    })
+                                            : VK_QUEUE_FAMILY_IGNORED;
+
+    float priority = 1.0f;
+    std::vector<VkDeviceQueueCreateInfo> qcis;
+    for (uint32_t fam : {gfx, comp, xfer}) {
+        if (fam == VK_QUEUE_FAMILY_IGNORED) continue;
+        qcis.push_back({VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, nullptr, 0, fam, 1, &priority});
+    }
+
+    Capabilities& caps = d.caps;
+    std::vector<const char*> exts;
+    caps.push_descriptors = support.has_extension(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+    if (caps.push_descriptors) exts.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+    const bool budget = support.has_extension(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+    if (budget) exts.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+    const bool coop = support.coopmat_nv && env_string("VKML_DISABLE_COOPMAT") != "1";
+    if (coop) exts.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV fcoop{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+    fcoop.cooperativeMatrix = VK_TRUE;
+    VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
+                                         coop ? &fcoop : nullptr};
+    f13.synchronization2 = VK_TRUE;
+    f13.subgroupSizeControl = support.subgroup_size_control;
+    VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &f13};
+    f12.timelineSemaphore = VK_TRUE;
+    f12.shaderFloat16 = support.float16;
+    f12.shaderInt8 = support.int8;
+    f12.storageBuffer8BitAccess = support.storage8;
+    VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &f12};
+    f11.storageBuffer16BitAccess = support.storage16;
+    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f11};
+    f2.features.shaderInt16 = support.int16;
+    f2.features.shaderInt64 = support.int64;
+
+    VkDeviceCreateInfo ci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &f2};
+    ci.queueCreateInfoCount = uint32_t(qcis.size());
+    ci.pQueueCreateInfos = qcis.data();
+    ci.enabledExtensionCount = uint32_t(exts.size());
+    ci.ppEnabledExtensionNames = exts.data();
+    check_vk(vkCreateDevice(d.phys, &ci, nullptr, &d.device), "vkCreateDevice");
+    d.owns_device = true;
+
+    caps = detail::query_capabilities(d.instance, d.phys, budget);
+    caps.push_descriptors = std::find(exts.begin(), exts.end(),
+                                      std::string_view(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME)) != exts.end();
+    caps.storage16 = support.storage16;
+    caps.float16 = support.float16;
+    caps.int8 = support.int8 && support.storage8;
+    caps.subgroup_size_control = support.subgroup_size_control;
+    caps.coopmat_nv = coop;
+
+    auto get_queue = [&](uint32_t fam) {
+        VkQueue q;
+        vkGetDeviceQueue(d.device, fam, 0, &q);
+        return q;
+    };
+    d.add_queue(QueueRole::Graphics, get_queue(gfx), gfx);
+    const uint32_t comp_fam = comp != VK_QUEUE_FAMILY_IGNORED ? comp : gfx;
+    d.add_queue(QueueRole::Compute, get_queue(comp_fam), comp_fam);
+    const uint32_t xfer_fam = xfer != VK_QUEUE_FAMILY_IGNORED ? xfer : gfx;
+    d.add_queue(QueueRole::Transfer, get_queue(xfer_fam), xfer_fam);
+    d.load_functions(d.debug_utils_enabled);
+    d.finish_setup(*device);
+    return device;
+}
+
+namespace {
+// Walks the host's VkPhysicalDeviceFeatures2 chain for the features vkml can use.
+void read_host_features(const VkPhysicalDeviceFeatures2* chain, Capabilities& caps, bool& timeline,
+                        bool& sync2) {
+    timeline = sync2 = true; // Vulkan 1.3 makes them core; vkml assumes a 1.3 device with them on
+    if (!chain) return;
+    timeline = sync2 = false;
+    for (auto* s = reinterpret_cast<const VkBaseInStructure*>(chain); s; s = s->pNext) {
+        switch (s->sType) {
+        case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2:
+            break;
+        case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES:
+            caps.storage16 |=
+                bool(reinterpret_cast<const VkPhysicalDeviceVulkan11Features*>(s)->storageBuffer16BitAccess);
+            break;
+        case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES:
+            caps.storage16 |= bool(
+                reinterpret_cast<const VkPhysicalDevice16BitStorageFeatures*>(s)->storageBuffer16BitAccess);
+            break;
+        case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES: {
+            auto* f = reinterpret_cast<const VkPhysicalDeviceVulkan12Features*>(s);
+            caps.float16 |= bool(f->shaderFloat16);
+            caps.int8 |= f->shaderInt8 && f->storageBuffer8BitAccess;
+            timeline |= bool(f->timelineSemaphore);
+            break;
+        }
+        case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES:
+            caps.float16 |=
+                bool(reinterpret_cast<const VkPhysicalDeviceShaderFloat16Int8Features*>(s)->shaderFloat16);
+            break;
+        case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES:
+            timeline |= bool(
+                reinterpret_cast<const VkPhysicalDeviceTimelineSemaphoreFeatures*>(s)->timelineSemaphore);
+            break;
+        case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES: {
+            auto* f = reinterpret_cast<const VkPhysicalDeviceVulkan13Features*>(s);
+            sync2 |= bool(f->synchronization2);
+            caps.subgroup_size_control |= bool(f->subgroupSizeControl);
+            break;
+        }
+        case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SYNCHRONIZATION_2_FEATURES:
+            sync2 |=
+                bool(reinterpret_cast<const VkPhysicalDeviceSynchronization2Features*>(s)->synchronization2);
+            break;
+        case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV:
+            caps.coopmat_nv |= bool(
+                reinterpret_cast<const VkPhysicalDeviceCooperativeMatrixFeaturesNV*>(s)->cooperativeMatrix);
+            break;
+        default:
+            break;
+        }
+    }
+}
+} // namespace
+
+std::unique_ptr<Device> Device::from_host(const HostHandles& host, const DeviceDesc& desc) {
+    if (!host.instance || !host.physical_device || !host.device || !host.graphics.queue ||
+        host.graphics.family == VK_QUEUE_FAMILY_IGNORED)
+        throw Error(ErrorCode::InvalidArgument, "Device::from_host needs the host's instance, physical "
+                                                "device, device and a graphics/compute queue");
+    if (host.api_version < VK_API_VERSION_1_3)
+        throw Error(ErrorCode::Unsupported,
+                    "Device::from_host: vkml needs an instance created for Vulkan 1.3 or newer");
+    auto impl = std::make_unique<Impl>();
+    impl->desc = desc;
+    impl->on_message = desc.on_message ? desc.on_message : default_message;
+    impl->instance = host.instance;
+    impl->phys = host.physical_device;
+    impl->device = host.device;
+    impl->queue_lock = host.queue_lock;
+    std::unique_ptr<Device> device(new Device(std::move(impl)));
+    Impl& d = *device->impl_;
+    if (desc.validation)
+        d.message_raw(Severity::Info,
+                      "validation of a host device is the host's choice (its instance's layers)");
+
+    auto has_ext = [&](const char* name) {
+        return std::find(host.enabled_extensions.begin(), host.enabled_extensions.end(), name) !=
+               host.enabled_extensions.end();
+    };
+    const bool budget = has_ext(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+    d.caps = detail::query_capabilities(host.instance, host.physical_device, budget);
+    if (d.caps.api_version < VK_API_VERSION_1_3)
+        throw Error(ErrorCode::Unsupported, "Device::from_host: the host's physical device '" +
+                                                d.caps.device_name + "' does not support Vulkan 1.3");
+    bool timeline = false, sync2 = false;
+    read_host_features(host.enabled_features, d.caps, timeline, sync2);
+    if (!timeline || !sync2)
+        throw Error(ErrorCode::Unsupported,
+                    "Device::from_host: the host device must enable timelineSemaphore and synchronization2");
+    d.caps.coopmat_nv = d.caps.coopmat_nv && has_ext(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    d.caps.push_descriptors = has_ext(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+
+    d.add_queue(QueueRole::Graphics, host.graphics.queue, host.graphics.family);
+    const HostQueue& c = host.compute.queue ? host.compute : host.graphics;
+    d.add_queue(QueueRole::Compute, c.queue, c.family);
+    const HostQueue& t = host.transfer.queue ? host.transfer : host.graphics;
+    d.add_queue(QueueRole::Transfer, t.queue, t.family);
+    d.load_functions(host.debug_utils);
+    d.finish_setup(*device);
+    return device;
+}
+
+std::vector<Capabilities> Device::enumerate(const DeviceDesc& desc) {
+    auto impl = std::make_unique<Impl>();
+    impl->desc = desc;
+    impl->desc.validation = false;
+    impl->on_message = desc.on_message ? desc.on_message : default_message;
+    impl->create_instance();
+    std::vector<Capabilities> out;
+    for (VkPhysicalDevice phys : physical_devices(impl->instance)) {
+        const FeatureSupport s = detail::query_feature_support(phys);
+        Capabilities c = detail::query_capabilities(impl->instance, phys,
+                                                    s.has_extension(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME));
+        c.storage16 = s.storage16;
+        c.float16 = s.float16;
+        c.int8 = s.int8 && s.storage8;
+        c.push_descriptors = s.has_extension(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+        c.subgroup_size_control = s.subgroup_size_control;
+        c.coopmat_nv = s.coopmat_nv;
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
+VkInstance Device::instance() const {
+    return impl_->instance;
+}
+VkPhysicalDevice Device::physical_device() const {
+    return impl_->phys;
+}
+VkDevice Device::vk() const {
+    return impl_->device;
+}
+bool Device::owns_device() const {
+    return impl_->owns_device;
+}
+const Capabilities& Device::caps() const {
+    return impl_->caps;
+}
+const ExtFunctions& Device::ext() const {
+    return impl_->ext;
+}
+VkQueue Device::queue(QueueRole role) const {
+    return impl_->role(role).queue;
+}
+uint32_t Device::queue_family(QueueRole role) const {
+    return impl_->role(role).family;
+}
+bool Device::has_dedicated_queue(QueueRole role) const {
+    return role == QueueRole::Graphics ||
+           impl_->roles[size_t(role)] != impl_->roles[size_t(QueueRole::Graphics)];
+}
+std::span<const uint32_t> Device::shared_queue_families() const {
+    return impl_->families;
+}
+MemoryAllocator& Device::allocator() {
+    return *impl_->allocator;
+}
+PipelineCache& Device::pipelines() {
+    return *impl_->pipelines;
+}
+const Pipeline& Device::pipeline(const ComputePipelineDesc& desc) {
+    return impl_->pipelines->get(desc);
+}
+VkSemaphore Device::timeline(QueueRole role) const {
+    return impl_->role(role).timeline;
+}
+
+uint64_t Device::submit(QueueRole role, CommandBuffer& cmd, std::span<const SemaphoreWait> waits) {
+    CommandBuffer* one[] = {&cmd};
+    return submit(role, one, waits);
+}
+
+uint64_t Device::submit(QueueRole role, std::span<CommandBuffer* const> cmds,
+                        std::span<const SemaphoreWait> waits) {
+    QueueState& q = impl_->role(role);
+    std::vector<VkCommandBufferSubmitInfo> cbs;
+    for (CommandBuffer* c : cmds) {
+        if (c->device().vk() != vk() || impl_->roles[size_t(c->role())]->family != q.family)
+            throw Error(ErrorCode::InvalidArgument,
+                        std::string("Device::submit: a command buffer recorded for the ") +
+                            queue_role_name(c->role()) + " queue was submitted to the " +
+                            queue_role_name(role) + " queue of another family");
+        cbs.push_back({VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, nullptr, c->vk(), 0});
+    }
+    std::vector<VkSemaphoreSubmitInfo> wait_infos;
+    for (const SemaphoreWait& w : waits) {
+        QueueState& other = impl_->role(w.role);
+        wait_infos.push_back(
+            {VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, nullptr, other.timeline, w.value, w.stages, 0});
+    }
+    std::lock_guard lock(q.mutex);
+    const uint64_t value = q.submitted + 1;
+    VkSemaphoreSubmitInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, nullptr, q.timeline, value,
+                                 VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,    0};
+    VkSubmitInfo2 si{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+    si.waitSemaphoreInfoCount = uint32_t(wait_infos.size());
+    si.pWaitSemaphoreInfos = wait_infos.data();
+    si.commandBufferInfoCount = uint32_t(cbs.size());
+    si.pCommandBufferInfos = cbs.data();
+    si.signalSemaphoreInfoCount = 1;
+    si.pSignalSemaphoreInfos = &signal;
+    if (impl_->queue_lock) impl_->queue_lock(true);
+    const VkResult r = vkQueueSubmit2(q.queue, 1, &si, VK_NULL_HANDLE);
+    if (impl_->queue_lock) impl_->queue_lock(false);
+    check_vk(r, "vkQueueSubmit2");
+    q.submitted = value;
+    return value;
+}
+
+void Device::wait(QueueRole role, uint64_t value, uint64_t timeout_ns) {
+    QueueState& q = impl_->role(role);
+    VkSemaphoreWaitInfo wi{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, nullptr, 0, 1, &q.timeline, &value};
+    const VkResult r = vkWaitSemaphores(impl_->device, &wi, timeout_ns);
+    if (r == VK_TIMEOUT)
+        throw Error(ErrorCode::DeviceLost,
+                    std::string("timed out waiting for the ") + queue_role_name(role) + " queue");
+    check_vk(r, "vkWaitSemaphores");
+}
+
+bool Device::is_complete(QueueRole role, uint64_t value) const {
+    uint64_t current = 0;
+    check_vk(vkGetSemaphoreCounterValue(impl_->device, impl_->role(role).timeline, &current),
+             "vkGetSemaphoreCounterValue");
+    return current >= value;
+}
+
+void Device::wait_idle() {
+    // Only vkml's own submissions: on a host device the host's work is not ours to wait for.
+    for (auto& q : impl_->queues) {
+        uint64_t value;
+        {
+            std::lock_guard lock(q->mutex);
+            value = q->submitted;
+        }
+        if (value == 0) continue;
+        VkSemaphoreWaitInfo wi{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, nullptr, 0, 1, &q->timeline, &value};
+        check_vk(vkWaitSemaphores(impl_->device, &wi, 60'000'000'000ull), "vkWaitSemaphores");
+    }
+}
+
+void Device::run_now(QueueRole role, const std::function<void(CommandBuffer&)>& fn) {
+    CommandBuffer cmd(*this, role);
+    cmd.begin();
+    fn(cmd);
+    cmd.end();
+    // Ordered after everything vkml submitted before, on any queue, so a blocking upload or
+    // download never races earlier work on the same buffers.
+    std::vector<SemaphoreWait> waits;
+    for (size_t r = 0; r < queue_role_count; ++r) {
+        const uint64_t value = last_submitted(QueueRole(r));
+        if (value) waits.push_back({QueueRole(r), value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT});
+    }
+    wait(role, submit(role, cmd, waits));
+}
+
+uint64_t Device::last_submitted(QueueRole role) const {
+    QueueState& q = impl_->role(role);
+    std::lock_guard lock(q.mutex);
+    return q.submitted;
+}
+
+void Device::set_debug_name(VkObjectType type, uint64_t handle, std::string_view name) const {
+    if (!impl_->ext.set_debug_utils_object_name || name.empty() || !handle) return;
+    const std::string n(name);
+    VkDebugUtilsObjectNameInfoEXT info{VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT, nullptr, type,
+                                       handle, n.c_str()};
+    impl_->ext.set_debug_utils_object_name(impl_->device, &info);
+}
+
+void Device::message(Severity severity, std::string_view text) const {
+    impl_->message_raw(severity, text);
+}
+
+} // namespace vkml::gpu

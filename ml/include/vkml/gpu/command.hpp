@@ -1,0 +1,91 @@
+#pragma once
+// CommandBuffer: records vkml's work. It either owns a command pool and buffer, or wraps a
+// command buffer the host is recording (then vkml only appends commands to it). Descriptors are
+// pushed (VK_KHR_push_descriptor) where supported, else written into sets from pools this
+// wrapper owns and recycles on reset().
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include <vulkan/vulkan_core.h>
+
+#include "vkml/gpu/buffer.hpp"
+#include "vkml/gpu/device.hpp"
+
+namespace vkml::gpu {
+
+class Pipeline;
+
+class CommandBuffer {
+public:
+    // Owns its pool and buffer, for `role`'s queue family.
+    CommandBuffer(Device& device, QueueRole role);
+    // Wraps a host command buffer in the recording state; nothing of it is owned.
+    static CommandBuffer wrap(Device& device, VkCommandBuffer cmd, QueueRole role);
+    ~CommandBuffer();
+    CommandBuffer(CommandBuffer&&) noexcept;
+    CommandBuffer& operator=(CommandBuffer&&) noexcept;
+    CommandBuffer(const CommandBuffer&) = delete;
+    CommandBuffer& operator=(const CommandBuffer&) = delete;
+
+    void begin(); // one-time-submit recording; resets first
+    void end();
+    void reset(); // the command buffer and its descriptor pools; must not be in flight
+    VkCommandBuffer vk() const { return cmd_; }
+    QueueRole role() const { return role_; }
+    Device& device() const { return *device_; }
+
+    // Binds `pipeline`, its buffers (one range per binding) and push constants, and dispatches
+    // `groups` workgroups.
+    void dispatch(const Pipeline& pipeline, std::span<const BufferRange> buffers, const void* push,
+                  uint32_t push_bytes, std::array<uint32_t, 3> groups);
+    template <class Push>
+    void dispatch(const Pipeline& pipeline, std::span<const BufferRange> buffers, const Push& push,
+                  std::array<uint32_t, 3> groups) {
+        dispatch(pipeline, buffers, &push, sizeof(Push), groups);
+    }
+    // Workgroups to cover `invocations` one-dimensional work items with `pipeline`'s workgroup
+    // size, folded into y when x would exceed the device's limit.
+    std::array<uint32_t, 3> groups_for(const Pipeline& pipeline, uint64_t invocations) const;
+
+    void copy(const BufferRange& src, const BufferRange& dst, uint64_t bytes);
+    void fill(const BufferRange& dst, uint32_t value, uint64_t bytes);
+
+    void begin_label(std::string_view name);
+    void end_label();
+
+private:
+    CommandBuffer() = default;
+    VkDescriptorSet allocate_set(VkDescriptorSetLayout layout);
+    void destroy();
+
+    Device* device_ = nullptr;
+    QueueRole role_ = QueueRole::Compute;
+    VkCommandPool pool_ = VK_NULL_HANDLE; // null when wrapping a host command buffer
+    VkCommandBuffer cmd_ = VK_NULL_HANDLE;
+    std::vector<VkDescriptorPool> descriptor_pools_;
+    size_t current_pool_ = 0;
+};
+
+// sync2 barrier helpers. The caller owns barriers between its ops, as in DirectML's layer API;
+// these name the common cases.
+namespace barrier {
+void memory(CommandBuffer& cmd, VkPipelineStageFlags2 src_stage, VkAccessFlags2 src_access,
+            VkPipelineStageFlags2 dst_stage, VkAccessFlags2 dst_access);
+// A compute shader's writes visible to the next compute shader's reads and writes.
+void compute_to_compute(CommandBuffer& cmd);
+void transfer_to_compute(CommandBuffer& cmd);
+void compute_to_transfer(CommandBuffer& cmd);
+// GPU writes (compute or transfer) visible to the host after the submission's fence/semaphore.
+void to_host(CommandBuffer& cmd);
+void buffer(CommandBuffer& cmd, const BufferRange& range, VkPipelineStageFlags2 src_stage,
+            VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stage, VkAccessFlags2 dst_access);
+void image(CommandBuffer& cmd, VkImage image, VkImageLayout old_layout, VkImageLayout new_layout,
+           VkPipelineStageFlags2 src_stage, VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stage,
+           VkAccessFlags2 dst_access, VkImageAspectFlags aspect = VK_IMAGE_ASPECT_COLOR_BIT);
+} // namespace barrier
+
+} // namespace vkml::gpu

@@ -1,0 +1,160 @@
+#pragma once
+// gpu::Device: vkml's handle on one Vulkan device. Either vkml creates everything itself (picking
+// the best physical device), or a renderer hands over its own instance, device and queues and
+// vkml records and submits into them without owning any of them.
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <vulkan/vulkan_core.h>
+
+#include "vkml/error.hpp"
+#include "vkml/gpu/capabilities.hpp"
+
+namespace vkml::gpu {
+
+class MemoryAllocator;
+class PipelineCache;
+class CommandBuffer;
+struct ComputePipelineDesc;
+class Pipeline;
+
+enum class QueueRole : uint8_t { Graphics = 0, Compute = 1, Transfer = 2 };
+inline constexpr size_t queue_role_count = 3;
+const char* queue_role_name(QueueRole role);
+
+enum class Severity : uint8_t { Info, Warning, Error };
+
+struct Message {
+    Severity severity = Severity::Info;
+    std::string_view source; // "validation" or "vkml"
+    std::string_view text;
+};
+using MessageCallback = std::function<void(const Message&)>;
+
+struct DeviceDesc {
+    // Index or name substring of the physical device. Empty: $VKML_DEVICE, else the best one
+    // (discrete > integrated > virtual > CPU).
+    std::string select;
+    // Khronos validation with synchronization validation. Also turned on by VKML_VALIDATION=1.
+    bool validation = false;
+    // Receives validation messages and vkml's own warnings. Default: warnings and errors to stderr.
+    MessageCallback on_message;
+    bool use_async_compute = true;  // a separate compute-only family when the device has one
+    bool use_transfer_queue = true; // a separate transfer-only family when the device has one
+    // Cap on the device-local memory vkml may allocate, below the driver's budget (0 = none).
+    // Also set by VKML_MEMORY_LIMIT=<bytes, or with K/M/G suffix>.
+    uint64_t memory_limit = 0;
+    // Directory of the persistent pipeline cache. Empty: $VKML_CACHE_DIR, else
+    // $XDG_CACHE_HOME/vkml, else ~/.cache/vkml. "-" disables the persistent cache.
+    std::string cache_dir;
+    std::string app_name = "vkml";
+};
+
+struct HostQueue {
+    VkQueue queue = VK_NULL_HANDLE;
+    uint32_t family = VK_QUEUE_FAMILY_IGNORED;
+};
+
+// Handles a renderer passes to share its device. vkml destroys none of them. The host must not
+// submit to these queues from another thread while vkml submits (Vulkan's external
+// synchronisation rule); `queue_lock` lets it share its own queue mutex.
+struct HostHandles {
+    VkInstance instance = VK_NULL_HANDLE;
+    VkPhysicalDevice physical_device = VK_NULL_HANDLE;
+    VkDevice device = VK_NULL_HANDLE;
+    uint32_t api_version = VK_API_VERSION_1_3; // as passed in VkApplicationInfo
+    HostQueue graphics;                        // required (any queue with compute support)
+    HostQueue compute;                         // optional async compute queue
+    HostQueue transfer;                        // optional transfer queue
+    // The VkPhysicalDeviceFeatures2 chain the device was created with (may be null: then only the
+    // Vulkan 1.3 features vkml requires are assumed) and the device extensions enabled.
+    const VkPhysicalDeviceFeatures2* enabled_features = nullptr;
+    std::vector<std::string> enabled_extensions;
+    bool debug_utils = false; // the instance has VK_EXT_debug_utils enabled: vkml names its objects
+    std::function<void(bool lock)> queue_lock;
+};
+
+struct SemaphoreWait {
+    QueueRole role = QueueRole::Compute;
+    uint64_t value = 0;
+    VkPipelineStageFlags2 stages = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+};
+
+// Extension entry points loaded at creation (null when the extension is absent).
+struct ExtFunctions {
+    PFN_vkCmdPushDescriptorSetKHR cmd_push_descriptor_set = nullptr;
+    PFN_vkSetDebugUtilsObjectNameEXT set_debug_utils_object_name = nullptr;
+    PFN_vkCmdBeginDebugUtilsLabelEXT cmd_begin_debug_label = nullptr;
+    PFN_vkCmdEndDebugUtilsLabelEXT cmd_end_debug_label = nullptr;
+};
+
+class Device {
+public:
+    static std::unique_ptr<Device> create(const DeviceDesc& desc = {});
+    static std::unique_ptr<Device> from_host(const HostHandles& host, const DeviceDesc& desc = {});
+    // Capabilities of every physical device the loader sees, for `vkml info`.
+    static std::vector<Capabilities> enumerate(const DeviceDesc& desc = {});
+
+    ~Device();
+    Device(const Device&) = delete;
+    Device& operator=(const Device&) = delete;
+
+    VkInstance instance() const;
+    VkPhysicalDevice physical_device() const;
+    VkDevice vk() const;
+    bool owns_device() const;
+    const Capabilities& caps() const;
+    const ExtFunctions& ext() const;
+
+    VkQueue queue(QueueRole role) const;
+    uint32_t queue_family(QueueRole role) const;
+    // Whether the role has a queue of its own (an async compute family, a transfer family) rather
+    // than falling back to the graphics queue.
+    bool has_dedicated_queue(QueueRole role) const;
+    // Queue families that vkml's resources are shared between (concurrent sharing mode).
+    std::span<const uint32_t> shared_queue_families() const;
+
+    MemoryAllocator& allocator();
+    PipelineCache& pipelines();
+    const Pipeline& pipeline(const ComputePipelineDesc& desc);
+
+    // Submits command buffers to the role's queue and returns the value its timeline semaphore
+    // reaches when they complete. `waits` are other queues' timeline values to wait for.
+    uint64_t submit(QueueRole role, std::span<CommandBuffer* const> cmds,
+                    std::span<const SemaphoreWait> waits = {});
+    uint64_t submit(QueueRole role, CommandBuffer& cmd, std::span<const SemaphoreWait> waits = {});
+    // Blocks until the role's timeline reaches `value` (timeout in ns; throws on timeout).
+    void wait(QueueRole role, uint64_t value, uint64_t timeout_ns = 60'000'000'000ull);
+    bool is_complete(QueueRole role, uint64_t value) const;
+    // The timeline value of the role's latest submission (0 before any).
+    uint64_t last_submitted(QueueRole role) const;
+    VkSemaphore timeline(QueueRole role) const;
+    void wait_idle();
+
+    // Records with `fn` into a fresh command buffer for `role`, submits it after all of vkml's
+    // earlier submissions on every queue, and waits for it.
+    void run_now(QueueRole role, const std::function<void(CommandBuffer&)>& fn);
+
+    void set_debug_name(VkObjectType type, uint64_t handle, std::string_view name) const;
+    template <class Handle>
+    void set_debug_name(VkObjectType type, Handle handle, std::string_view name) const {
+        set_debug_name(type, reinterpret_cast<uint64_t>(handle), name);
+    }
+
+    // Sends a message to the DeviceDesc callback.
+    void message(Severity severity, std::string_view text) const;
+
+    struct Impl;
+
+private:
+    explicit Device(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace vkml::gpu

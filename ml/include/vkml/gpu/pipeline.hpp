@@ -1,0 +1,89 @@
+#pragma once
+// Compute pipelines, created once and keyed by (shader, specialization constants, workgroup size,
+// bindings, push-constant size), so operators share them. Specialization constants 0.. carry shape
+// values when known at creation (0 tells the shader to read the push constant instead); 100..102
+// carry the workgroup size. The persistent VkPipelineCache lives in PipelineCache.
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <vulkan/vulkan_core.h>
+
+#include "vkml/shader_ids.hpp"
+
+namespace vkml::gpu {
+
+class Device;
+
+struct ComputePipelineDesc {
+    ShaderId shader{};
+    uint32_t bindings = 0; // storage buffers at set 0, bindings 0..n-1
+    uint32_t push_constant_bytes = 0;
+    std::array<uint32_t, 3> workgroup{64, 1, 1};
+    std::vector<uint32_t> specialization; // values of constant_id 0, 1, ...
+    std::string name;                     // debug name; defaults to the shader id
+};
+
+class Pipeline {
+public:
+    VkPipeline vk() const { return pipeline_; }
+    VkPipelineLayout layout() const { return layout_; }
+    VkDescriptorSetLayout set_layout() const { return set_layout_; }
+    uint32_t bindings() const { return bindings_; }
+    uint32_t push_constant_bytes() const { return push_bytes_; }
+    const std::array<uint32_t, 3>& workgroup() const { return workgroup_; }
+    const std::string& name() const { return name_; }
+
+private:
+    friend class PipelineCache;
+    VkPipeline pipeline_ = VK_NULL_HANDLE;
+    VkPipelineLayout layout_ = VK_NULL_HANDLE;
+    VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
+    uint32_t bindings_ = 0, push_bytes_ = 0;
+    std::array<uint32_t, 3> workgroup_{};
+    std::string name_;
+};
+
+struct PipelineCacheStats {
+    uint64_t pipelines = 0;     // pipelines created in this process
+    uint64_t lookups_hit = 0;   // get() served from the in-memory map
+    uint64_t loaded_bytes = 0;  // VkPipelineCache data loaded from disk at start
+    bool file_rejected = false; // a cache file existed but was corrupt or from another device
+    std::filesystem::path file; // empty when the persistent cache is off
+};
+
+class PipelineCache {
+public:
+    // Loads the persistent cache from `dir` (empty path: no persistent cache).
+    PipelineCache(Device& device, const std::filesystem::path& dir);
+    ~PipelineCache(); // saves
+    PipelineCache(const PipelineCache&) = delete;
+    PipelineCache& operator=(const PipelineCache&) = delete;
+
+    // Thread-safe. Throws vkml::Error(Unsupported) if the shader variant needs a missing feature.
+    const Pipeline& get(const ComputePipelineDesc& desc);
+    // Writes the VkPipelineCache to disk (atomically: a temporary file renamed into place).
+    void save();
+    PipelineCacheStats stats() const;
+    VkPipelineCache vk() const { return cache_; }
+
+private:
+    void load();
+    void destroy(Pipeline& p);
+    Device& device_;
+    std::filesystem::path file_;
+    VkPipelineCache cache_ = VK_NULL_HANDLE;
+    mutable std::mutex mutex_;
+    std::unordered_map<std::string, std::unique_ptr<Pipeline>> pipelines_;
+    PipelineCacheStats stats_;
+};
+
+// The default persistent-cache directory: $VKML_CACHE_DIR, $XDG_CACHE_HOME/vkml, ~/.cache/vkml.
+std::filesystem::path default_cache_dir();
+
+} // namespace vkml::gpu

@@ -1,0 +1,15 @@
+#pragma once
+// The whole of vkml's public C++ API.
+#include "vkml/error.hpp"
+#include "vkml/gpu/allocator.hpp"
+#include "vkml/gpu/buffer.hpp"
+#include "vkml/gpu/capabilities.hpp"
+#include "vkml/gpu/command.hpp"
+#include "vkml/gpu/device.hpp"
+#include "vkml/gpu/half.hpp"
+#include "vkml/gpu/image.hpp"
+#include "vkml/gpu/pipeline.hpp"
+#include "vkml/gpu/profiler.hpp"
+#include "vkml/gpu/tensor.hpp"
+#include "vkml/gpu/transfer.hpp"
+#include "vkml/version.hpp"

@@ -1,0 +1,13 @@
+#pragma once
+// The `vkml` command line's subcommands, each taking the arguments after its name.
+#include <span>
+#include <string_view>
+
+namespace vkml::tool {
+
+using Args = std::span<const std::string_view>;
+
+int info_main(Args args);
+int selftest_main(Args args);
+
+} // namespace vkml::tool

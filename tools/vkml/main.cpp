@@ -1,0 +1,64 @@
+// vkml: one command line with subcommands, in the style of ffmpeg's and ncnn's tools.
+#include <cstdio>
+#include <exception>
+#include <string_view>
+#include <vector>
+
+#include "commands.hpp"
+#include "vkml/error.hpp"
+#include "vkml/version.hpp"
+
+namespace {
+
+void usage(FILE* out) {
+    std::fprintf(out,
+                 "vkml %s - machine learning on Vulkan\n\n"
+                 "usage: vkml [COMMAND] [OPTIONS]\n\n"
+                 "commands:\n"
+                 "  info [--json]       list Vulkan devices, queues, capabilities and memory\n"
+                 "  selftest            run compute dispatches on the selected device and check them\n"
+                 "  help                show this text\n"
+                 "  version             print the version\n\n"
+                 "With no command, vkml runs `info` and then `selftest`.\n\n"
+                 "environment:\n"
+                 "  VKML_DEVICE=N|NAME  pick a device by index or name substring\n"
+                 "  VKML_VALIDATION=1   enable the Khronos validation layer (synchronization too)\n"
+                 "  VKML_CACHE_DIR=DIR  where the pipeline cache lives (default ~/.cache/vkml)\n"
+                 "  VKML_MEMORY_LIMIT=N cap vkml's device memory (bytes, or with K/M/G)\n",
+                 VKML_VERSION_STRING);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    std::vector<std::string_view> args(argv + 1, argv + argc);
+    try {
+        if (args.empty()) {
+            const int rc = vkml::tool::info_main({});
+            if (rc != 0) return rc;
+            std::printf("\n");
+            return vkml::tool::selftest_main({});
+        }
+        const std::string_view cmd = args[0];
+        const vkml::tool::Args rest(args.data() + 1, args.size() - 1);
+        if (cmd == "info") return vkml::tool::info_main(rest);
+        if (cmd == "selftest") return vkml::tool::selftest_main(rest);
+        if (cmd == "version" || cmd == "--version") {
+            std::printf("vkml %s\n", VKML_VERSION_STRING);
+            return 0;
+        }
+        if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+            usage(stdout);
+            return 0;
+        }
+        std::fprintf(stderr, "vkml: unknown command '%.*s'\n\n", int(cmd.size()), cmd.data());
+        usage(stderr);
+        return 2;
+    } catch (const vkml::Error& e) {
+        std::fprintf(stderr, "vkml: %s\n", e.what());
+        return 1;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "vkml: internal error: %s\n", e.what());
+        return 1;
+    }
+}
