@@ -172,15 +172,24 @@ AllocationPtr MemoryAllocator::allocate(const VkMemoryRequirements& req, MemoryU
         if (!b || b->type != type || !b->sub) continue;
         if (auto s = b->sub->allocate(req.size, alignment, kind)) return make(i, s->offset);
     }
+    // A new block: full size when the budget allows, else halved until it fits or is too small
+    // for the request, so a tight budget still serves small resources.
     auto b = std::make_unique<Block>();
     b->type = type;
-    b->size = block_size_;
-    b->memory = allocate_memory(block_size_, type, &b->mapped);
-    b->sub.emplace(block_size_, std::max<uint64_t>(device_.caps().buffer_image_granularity, 1));
+    for (uint64_t size = block_size_;; size /= 2) {
+        try {
+            b->memory = allocate_memory(size, type, &b->mapped);
+            b->size = size;
+            break;
+        } catch (const Error& e) {
+            if (e.code() != ErrorCode::OutOfDeviceMemory || size / 2 < req.size + alignment) throw;
+        }
+    }
+    b->sub.emplace(b->size, std::max<uint64_t>(device_.caps().buffer_image_granularity, 1));
     const auto s = b->sub->allocate(req.size, alignment, kind);
     const uint32_t i = slot();
     blocks_[i] = std::move(b);
-    return make(i, s->offset); // a fresh block always fits: size <= block_size / 2
+    return make(i, s->offset); // a fresh block always fits: size >= request + alignment
 }
 
 AllocationPtr MemoryAllocator::allocate_aliased(std::span<const VkMemoryRequirements> reqs,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -183,24 +184,27 @@ uint64_t parse_byte_size(const std::string& text) {
     if (text.empty()) return 0;
     char* end = nullptr;
     const double v = std::strtod(text.c_str(), &end);
-    if (end == text.c_str() || v < 0) return 0;
+    if (end == text.c_str() || !std::isfinite(v) || v < 0) return 0;
     double mult = 1;
-    switch (std::toupper(static_cast<unsigned char>(*end))) {
-    case 'K':
-        mult = 1024.0;
-        break;
-    case 'M':
-        mult = 1024.0 * 1024;
-        break;
-    case 'G':
-        mult = 1024.0 * 1024 * 1024;
-        break;
-    case '\0':
-        break;
-    default:
-        return 0;
+    if (*end != '\0') {
+        switch (std::toupper(static_cast<unsigned char>(*end))) {
+        case 'K':
+            mult = 1024.0;
+            break;
+        case 'M':
+            mult = 1024.0 * 1024;
+            break;
+        case 'G':
+            mult = 1024.0 * 1024 * 1024;
+            break;
+        default:
+            return 0;
+        }
+        if (end[1] != '\0') return 0; // "64Kjunk", "1MM"
     }
-    return static_cast<uint64_t>(v * mult);
+    const double bytes = v * mult;
+    if (bytes >= 18446744073709551615.0) return 0; // not representable in uint64_t
+    return static_cast<uint64_t>(bytes);
 }
 
 std::string env_string(const char* name) {

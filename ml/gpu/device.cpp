@@ -364,7 +364,8 @@ std::unique_ptr<Device> Device::create(const DeviceDesc& desc) {
 
     Capabilities& caps = d.caps;
     std::vector<const char*> exts;
-    caps.push_descriptors = support.has_extension(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+    caps.push_descriptors =
+        desc.use_push_descriptors && support.has_extension(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
     if (caps.push_descriptors) exts.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
     const bool budget = support.has_extension(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
     if (budget) exts.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
@@ -512,7 +513,7 @@ std::unique_ptr<Device> Device::from_host(const HostHandles& host, const DeviceD
         throw Error(ErrorCode::Unsupported,
                     "Device::from_host: the host device must enable timelineSemaphore and synchronization2");
     d.caps.coopmat_nv = d.caps.coopmat_nv && has_ext(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
-    d.caps.push_descriptors = has_ext(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+    d.caps.push_descriptors = desc.use_push_descriptors && has_ext(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
 
     d.add_queue(QueueRole::Graphics, host.graphics.queue, host.graphics.family);
     const HostQueue& c = host.compute.queue ? host.compute : host.graphics;

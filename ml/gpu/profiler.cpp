@@ -42,25 +42,27 @@ std::string json_escape(std::string_view s) {
 
 std::string timing_table(const std::vector<TimingRecord>& records) {
     double total = 0;
-    size_t width = 4;
+    size_t width = 5; // "total"
     for (const auto& r : records) {
         total += r.duration_us;
         width = std::max(width, r.name.size());
     }
+    // Names are padded by hand so that no name is too long for the numeric columns' buffer.
+    auto row = [&](const std::string& name, const char* numbers) {
+        return name + std::string(width - std::min(width, name.size()), ' ') + numbers;
+    };
     std::string out;
-    char line[512];
-    std::snprintf(line, sizeof line, "%-*s  %-8s  %10s  %10s  %6s\n", int(width), "pass", "queue", "start ms",
-                  "time ms", "share");
-    out += line;
+    char cols[160];
+    std::snprintf(cols, sizeof cols, "  %-8s  %10s  %10s  %6s\n", "queue", "start ms", "time ms", "share");
+    out += row("pass", cols);
     for (const auto& r : records) {
-        std::snprintf(line, sizeof line, "%-*s  %-8s  %10.3f  %10.3f  %5.1f%%\n", int(width), r.name.c_str(),
-                      queue_role_name(r.queue), r.start_us / 1000.0, r.duration_us / 1000.0,
+        std::snprintf(cols, sizeof cols, "  %-8s  %10.3f  %10.3f  %5.1f%%\n", queue_role_name(r.queue),
+                      r.start_us / 1000.0, r.duration_us / 1000.0,
                       total > 0 ? 100.0 * r.duration_us / total : 0.0);
-        out += line;
+        out += row(r.name, cols);
     }
-    std::snprintf(line, sizeof line, "%-*s  %-8s  %10s  %10.3f  %5.1f%%\n", int(width), "total", "", "",
-                  total / 1000.0, 100.0);
-    out += line;
+    std::snprintf(cols, sizeof cols, "  %-8s  %10s  %10.3f  %5.1f%%\n", "", "", total / 1000.0, 100.0);
+    out += row("total", cols);
     return out;
 }
 

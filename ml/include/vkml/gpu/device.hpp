@@ -47,6 +47,8 @@ struct DeviceDesc {
     MessageCallback on_message;
     bool use_async_compute = true;  // a separate compute-only family when the device has one
     bool use_transfer_queue = true; // a separate transfer-only family when the device has one
+    // VK_KHR_push_descriptor when present; off makes vkml write pooled descriptor sets instead.
+    bool use_push_descriptors = true;
     // Cap on the device-local memory vkml may allocate, below the driver's budget (0 = none).
     // Also set by VKML_MEMORY_LIMIT=<bytes, or with K/M/G suffix>.
     uint64_t memory_limit = 0;

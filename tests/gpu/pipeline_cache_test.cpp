@@ -1,0 +1,188 @@
+// The persistent pipeline cache: written on shutdown, reused by the next process, and a corrupt,
+// truncated or foreign file is ignored with a warning, never a crash.
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "gpu_test.hpp"
+
+namespace vkml::test {
+namespace {
+
+namespace fs = std::filesystem;
+using gpu::ShaderId;
+
+class PipelineCacheTest : public GpuTest {
+protected:
+    void SetUp() override {
+        GpuTest::SetUp();
+        dir_ = fs::temp_directory_path() /
+               ("vkml-cache-test-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(dir_);
+    }
+    void TearDown() override {
+        fs::remove_all(dir_);
+        GpuTest::TearDown();
+    }
+    std::unique_ptr<gpu::Device> make(std::vector<std::string>* warnings = nullptr) {
+        auto desc = device_desc(warnings);
+        desc.cache_dir = dir_.string();
+        return gpu::Device::create(desc);
+    }
+    // Builds two pipelines and checks one of them computes correctly.
+    static void use_pipelines(gpu::Device& device) {
+        const gpu::Pipeline& fill =
+            device.pipeline({.shader = ShaderId::fill_f32, .bindings = 1, .push_constant_bytes = 8});
+        device.pipeline(
+            {.shader = ShaderId::axpy_f32, .bindings = 2, .push_constant_bytes = 8, .specialization = {64}});
+        gpu::Tensor t(device, {100}, gpu::DType::f32);
+        struct {
+            uint32_t n;
+            float v;
+        } push{100, 2.5f};
+        device.run_now(gpu::QueueRole::Compute, [&](gpu::CommandBuffer& cmd) {
+            const gpu::BufferRange r[] = {t.range()};
+            cmd.dispatch(fill, r, push, cmd.groups_for(fill, 100));
+        });
+        const auto out = gpu::download_floats(device, t);
+        EXPECT_EQ(std::count(out.begin(), out.end(), 2.5f), 100);
+    }
+    fs::path cache_file() const {
+        for (const auto& e : fs::directory_iterator(dir_))
+            if (e.path().extension() == ".vkpc") return e.path();
+        return {};
+    }
+    fs::path dir_;
+};
+
+TEST_F(PipelineCacheTest, SecondProcessLoadsWhatTheFirstSaved) {
+    {
+        auto d = make();
+        EXPECT_EQ(d->pipelines().stats().loaded_bytes, 0u);
+        use_pipelines(*d);
+        EXPECT_EQ(d->pipelines().stats().pipelines, 2u);
+    }
+    const fs::path file = cache_file();
+    ASSERT_FALSE(file.empty()) << "no cache file written under " << dir_;
+    EXPECT_GT(fs::file_size(file), 100u);
+    std::vector<std::string> warnings;
+    auto d = make(&warnings);
+    const auto stats = d->pipelines().stats();
+    EXPECT_FALSE(stats.file_rejected);
+    EXPECT_EQ(stats.file, file);
+    EXPECT_GT(stats.loaded_bytes, 0u);
+    EXPECT_TRUE(warnings.empty());
+    use_pipelines(*d);
+}
+
+TEST_F(PipelineCacheTest, InMemoryLookupReusesPipelines) {
+    auto d = make();
+    const gpu::ComputePipelineDesc desc{
+        .shader = ShaderId::fill_f32, .bindings = 1, .push_constant_bytes = 8};
+    const gpu::Pipeline& a = d->pipeline(desc);
+    const gpu::Pipeline& b = d->pipeline(desc);
+    EXPECT_EQ(&a, &b);
+    EXPECT_EQ(d->pipelines().stats().lookups_hit, 1u);
+    auto other = desc;
+    other.workgroup = {128, 1, 1};
+    EXPECT_NE(&d->pipeline(other), &a) << "a different workgroup size is a different pipeline";
+    other = desc;
+    other.specialization = {5};
+    EXPECT_NE(&d->pipeline(other), &a) << "different specialization constants are a different pipeline";
+    EXPECT_EQ(d->pipelines().stats().pipelines, 3u);
+}
+
+// Damages the saved file in one way, then checks the next device ignores it with a warning
+// naming the reason and the file, still works, and writes a good file again.
+class DamagedCache : public PipelineCacheTest,
+                     public ::testing::WithParamInterface<std::pair<const char*, const char*>> {};
+
+TEST_P(DamagedCache, IsIgnoredWithAWarningAndReplaced) {
+    const auto [how, reason] = GetParam();
+    {
+        auto d = make();
+        use_pipelines(*d);
+    }
+    const fs::path file = cache_file();
+    ASSERT_FALSE(file.empty());
+    const std::string what = how;
+    {
+        std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+        std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+        if (what == "flip") {
+            // Past vkml's 88-byte header, inside the driver's data (which may be only its own header).
+            ASSERT_GT(bytes.size(), 88u);
+            std::mt19937 rng(3);
+            for (int i = 0; i < 4; ++i) bytes[88 + rng() % (bytes.size() - 88)] ^= char(1 << i);
+        } else if (what == "truncate") {
+            bytes.resize(bytes.size() - 8);
+        } else if (what == "header") {
+            bytes.resize(20);
+        } else if (what == "foreign") {
+            bytes[16] ^= 0x01; // the device id field of our header
+        } else if (what == "garbage") {
+            std::mt19937 rng(4);
+            for (char& c : bytes) c = char(rng());
+        } else if (what == "empty") {
+            bytes.clear();
+        }
+        f.close();
+        std::ofstream out(file, std::ios::binary | std::ios::trunc);
+        out << bytes;
+    }
+    std::vector<std::string> warnings;
+    {
+        auto d = make(&warnings);
+        EXPECT_TRUE(d->pipelines().stats().file_rejected);
+        EXPECT_EQ(d->pipelines().stats().loaded_bytes, 0u);
+        ASSERT_EQ(warnings.size(), 1u);
+        EXPECT_NE(warnings[0].find(reason), std::string::npos) << warnings[0];
+        EXPECT_NE(warnings[0].find(file.string()), std::string::npos) << "names the file: " << warnings[0];
+        use_pipelines(*d);
+    }
+    warnings.clear();
+    auto d = make(&warnings);
+    EXPECT_FALSE(d->pipelines().stats().file_rejected)
+        << "the good file written at shutdown replaced the damaged one";
+    EXPECT_GT(d->pipelines().stats().loaded_bytes, 0u);
+    EXPECT_TRUE(warnings.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Ways, DamagedCache,
+    ::testing::Values(std::make_pair("flip", "checksum"), std::make_pair("truncate", "size"),
+                      std::make_pair("header", "shorter"), std::make_pair("foreign", "another device"),
+                      std::make_pair("garbage", "not a vkml"), std::make_pair("empty", "shorter")),
+    [](const auto& p) { return std::string(p.param.first); });
+
+TEST_F(PipelineCacheTest, DashDisablesThePersistentCache) {
+    auto desc = device_desc();
+    desc.cache_dir = "-";
+    {
+        auto d = gpu::Device::create(desc);
+        use_pipelines(*d);
+        EXPECT_TRUE(d->pipelines().stats().file.empty());
+    }
+    EXPECT_FALSE(fs::exists(dir_));
+}
+
+TEST(PipelineCacheDir, FollowsEnvironment) {
+    const char* old_vkml = std::getenv("VKML_CACHE_DIR");
+    const std::string saved = old_vkml ? old_vkml : "";
+    ::setenv("VKML_CACHE_DIR", "/tmp/vkml-x", 1);
+    EXPECT_EQ(gpu::default_cache_dir(), fs::path("/tmp/vkml-x"));
+    ::unsetenv("VKML_CACHE_DIR");
+    ::setenv("XDG_CACHE_HOME", "/tmp/xdg", 1);
+    EXPECT_EQ(gpu::default_cache_dir(), fs::path("/tmp/xdg/vkml"));
+    ::unsetenv("XDG_CACHE_HOME");
+    const char* old_home = std::getenv("HOME");
+    const std::string home = old_home ? old_home : "";
+    ::setenv("HOME", "/home/someone", 1);
+    EXPECT_EQ(gpu::default_cache_dir(), fs::path("/home/someone/.cache/vkml"));
+    if (old_home) ::setenv("HOME", home.c_str(), 1);
+    if (old_vkml) ::setenv("VKML_CACHE_DIR", saved.c_str(), 1);
+}
+
+} // namespace
+} // namespace vkml::test
