@@ -241,6 +241,7 @@ MemoryStats MemoryAllocator::stats() const {
         if (!heaps[h].device_local) continue;
         budget += heaps[h].budget;
         used += caps.memory_budget ? heaps[h].usage : heap_reserved_[h];
+        s.device_local_reserved += heap_reserved_[h];
     }
     if (device_local_limit_) budget = std::min(budget, device_local_limit_);
     s.device_local_budget = budget > used ? budget - used : 0;
