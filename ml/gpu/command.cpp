@@ -169,6 +169,26 @@ void CommandBuffer::copy(const BufferRange& src, const BufferRange& dst, uint64_
     vkCmdCopyBuffer(cmd_, src.buffer, dst.buffer, 1, &region);
 }
 
+namespace {
+VkBufferImageCopy whole_image(const BufferRange& buffer, const Image& image) {
+    VkBufferImageCopy region{};
+    region.bufferOffset = buffer.offset;
+    region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+    region.imageExtent = {image.width(), image.height(), 1};
+    return region;
+}
+} // namespace
+
+void CommandBuffer::copy(const BufferRange& src, const Image& dst) {
+    const VkBufferImageCopy region = whole_image(src, dst);
+    vkCmdCopyBufferToImage(cmd_, src.buffer, dst.vk(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
+}
+
+void CommandBuffer::copy(const Image& src, const BufferRange& dst) {
+    const VkBufferImageCopy region = whole_image(dst, src);
+    vkCmdCopyImageToBuffer(cmd_, src.vk(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, dst.buffer, 1, &region);
+}
+
 void CommandBuffer::fill(const BufferRange& dst, uint32_t value, uint64_t bytes) {
     vkCmdFillBuffer(cmd_, dst.buffer, dst.offset, bytes, value);
 }

@@ -26,11 +26,11 @@ enum class MemoryUsage : uint8_t {
 enum class ResourceTiling : uint8_t { Linear, Optimal };
 
 struct MemoryStats {
-    uint64_t in_use = 0;              // bytes of live allocations
-    uint64_t peak_in_use = 0;         // high-water mark of in_use
-    uint64_t reserved = 0;            // bytes of VkDeviceMemory held (blocks and dedicated allocations)
-    uint64_t blocks = 0;              // VkDeviceMemory objects held
-    uint64_t allocations = 0;         // live allocations
+    uint64_t in_use = 0;                // bytes of live allocations
+    uint64_t peak_in_use = 0;           // high-water mark of in_use
+    uint64_t reserved = 0;              // bytes of VkDeviceMemory held (blocks and dedicated allocations)
+    uint64_t blocks = 0;                // VkDeviceMemory objects held
+    uint64_t allocations = 0;           // live allocations
     uint64_t device_local_reserved = 0; // the part of `reserved` on device-local heaps
     uint64_t device_local_budget = 0;   // what vkml may still use of device-local memory, all told
 };

@@ -14,6 +14,7 @@
 
 #include "vkml/gpu/buffer.hpp"
 #include "vkml/gpu/device.hpp"
+#include "vkml/gpu/image.hpp"
 
 namespace vkml::gpu {
 
@@ -52,6 +53,10 @@ public:
     std::array<uint32_t, 3> groups_for(const Pipeline& pipeline, uint64_t invocations) const;
 
     void copy(const BufferRange& src, const BufferRange& dst, uint64_t bytes);
+    // Whole-image copies between a tightly packed buffer and mip level 0 of a colour image in
+    // TRANSFER_DST_OPTIMAL / TRANSFER_SRC_OPTIMAL layout.
+    void copy(const BufferRange& src, const Image& dst);
+    void copy(const Image& src, const BufferRange& dst);
     void fill(const BufferRange& dst, uint32_t value, uint64_t bytes);
 
     void begin_label(std::string_view name);
