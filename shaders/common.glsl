@@ -1,26 +1,53 @@
-// Shared by every vkml compute shader. One GLSL source covers fp32 and fp16 storage:
-// `sfloat` is the storage type, arithmetic is done in `float` (afloat) unless a variant asks for
-// fp16 arithmetic. Workgroup size comes from specialization constants 100..102 so the C++ side
-// picks it per pipeline; constants 0.. carry shapes (0 means "read the push constant").
+// Shared by every vkml compute shader. One GLSL source covers every storage variant (see
+// shaders/CMakeLists.txt): `stype` is the storage type of the variant's main data and `ctype` the
+// type arithmetic is done in; `sfloat`/`afloat` name them for float-only shaders. Load with
+// ctype(x), store with stype(x). Workgroup size comes from specialization constants 100..102 so
+// the C++ side picks it per pipeline; constants 0.. carry shapes (0 means "read the push constant").
 #ifndef VKML_COMMON_GLSL
 #define VKML_COMMON_GLSL
 
 #if VKML_FP16
 #extension GL_EXT_shader_16bit_storage : require
-#define sfloat float16_t
-#define sfloat2 f16vec2
-#define sfloat4 f16vec4
+#if VKML_FP16_ARITH
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#define ctype float16_t
+#define ctype4 f16vec4
 #else
-#define sfloat float
-#define sfloat2 vec2
-#define sfloat4 vec4
+#define ctype float
+#define ctype4 vec4
 #endif
-#define afloat float
+#define stype float16_t
+#define stype2 f16vec2
+#define stype4 f16vec4
+#elif VKML_I32
+#define stype int
+#define stype4 ivec4
+#define ctype int
+#define ctype4 ivec4
+#elif VKML_U8
+#extension GL_EXT_shader_8bit_storage : require
+#define stype uint8_t
+#define stype4 u8vec4
+#define ctype uint
+#define ctype4 uvec4
+#else
+#define stype float
+#define stype2 vec2
+#define stype4 vec4
+#define ctype float
+#define ctype4 vec4
+#endif
+
+// Float-shader names (fp32 or fp16 storage, arithmetic in ctype).
+#define sfloat stype
+#define sfloat2 stype2
+#define sfloat4 stype4
+#define afloat ctype
 
 #define VKML_LOCAL_SIZE layout(local_size_x_id = 100, local_size_y_id = 101, local_size_z_id = 102) in
 
 // Total invocation index for 1-D kernels that may be dispatched as a 2-D grid when the element
-// count exceeds maxComputeWorkGroupCount[0] groups.
+// count exceeds maxComputeWorkGroupCount[0] groups (see CommandBuffer::groups_for).
 uint vkml_linear_id() {
     return gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
 }

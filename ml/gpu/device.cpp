@@ -404,6 +404,8 @@ std::unique_ptr<Device> Device::create(const DeviceDesc& desc) {
     caps.storage16 = support.storage16;
     caps.float16 = support.float16;
     caps.int8 = support.int8 && support.storage8;
+    caps.storage8 = support.storage8;
+    caps.int64 = support.int64;
     caps.subgroup_size_control = support.subgroup_size_control;
     caps.coopmat_nv = coop;
 
@@ -445,6 +447,7 @@ void read_host_features(const VkPhysicalDeviceFeatures2* chain, Capabilities& ca
             auto* f = reinterpret_cast<const VkPhysicalDeviceVulkan12Features*>(s);
             caps.float16 |= bool(f->shaderFloat16);
             caps.int8 |= f->shaderInt8 && f->storageBuffer8BitAccess;
+            caps.storage8 |= bool(f->storageBuffer8BitAccess);
             timeline |= bool(f->timelineSemaphore);
             break;
         }
@@ -539,6 +542,8 @@ std::vector<Capabilities> Device::enumerate(const DeviceDesc& desc) {
         c.storage16 = s.storage16;
         c.float16 = s.float16;
         c.int8 = s.int8 && s.storage8;
+        c.storage8 = s.storage8;
+        c.int64 = s.int64;
         c.push_descriptors = s.has_extension(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
         c.subgroup_size_control = s.subgroup_size_control;
         c.coopmat_nv = s.coopmat_nv;

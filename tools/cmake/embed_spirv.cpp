@@ -74,6 +74,8 @@ int main(int argc, char** argv) {
            "    shader_requires_storage16 = 1,\n"
            "    shader_requires_float16 = 2,\n"
            "    shader_requires_coopmat_nv = 4,\n"
+           "    shader_requires_storage8 = 8,\n"
+           "    shader_requires_int64 = 16,\n"
            "};\n\n"
            "struct ShaderInfo {\n"
            "    std::string_view id;      // e.g. \"fill_f16\"\n"
@@ -82,7 +84,9 @@ int main(int argc, char** argv) {
            "    uint32_t requires_bits;   // ShaderRequires bits\n"
            "    std::span<const uint32_t> code;\n"
            "};\n\n"
-           "const ShaderInfo& shader_info(ShaderId id);\n\n"
+           "const ShaderInfo& shader_info(ShaderId id);\n"
+           "// The shader `name` in `variant` (\"f32\", \"f16\", ...), or false when the list has no such pair.\n"
+           "bool find_shader(std::string_view name, std::string_view variant, ShaderId& out);\n\n"
            "} // namespace vkml::gpu\n";
 
     std::ostringstream cpp;
@@ -104,6 +108,15 @@ int main(int argc, char** argv) {
             << "u, spv_" << e.id << "},\n";
     cpp << "}};\n} // namespace\n\n"
            "const ShaderInfo& shader_info(ShaderId id) { return infos.at(static_cast<uint32_t>(id)); }\n\n"
+           "bool find_shader(std::string_view name, std::string_view variant, ShaderId& out) {\n"
+           "    for (uint32_t i = 0; i < infos.size(); ++i) {\n"
+           "        if (infos[i].name == name && infos[i].variant == variant) {\n"
+           "            out = static_cast<ShaderId>(i);\n"
+           "            return true;\n"
+           "        }\n"
+           "    }\n"
+           "    return false;\n"
+           "}\n\n"
            "} // namespace vkml::gpu\n";
 
     if (!write_if_changed(argv[2], hpp.str()) || !write_if_changed(argv[3], cpp.str())) {

@@ -42,6 +42,8 @@ struct Capabilities {
     bool storage16 = false; // 16-bit storage buffers: f16 tensors
     bool float16 = false;   // f16 arithmetic in shaders
     bool int8 = false;      // 8-bit storage and int8 arithmetic
+    bool storage8 = false; // 8-bit storage buffers: u8 tensors, bool outputs
+    bool int64 = false;    // 64-bit integers in shaders
     bool push_descriptors = false;
     bool memory_budget = false;
     bool subgroup_size_control = false;

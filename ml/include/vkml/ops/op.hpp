@@ -1,0 +1,91 @@
+#pragma once
+// vkml's layer-by-layer operator API, in the manner of DirectML: an operator is created once for
+// fixed input shapes and dtypes (validating its descriptor and building its pipelines), then
+// recorded any number of times into the caller's command buffers. Recording allocates and builds
+// nothing. Barriers between the caller's ops are the caller's (see gpu::barrier); the graph
+// runtime and the frame graph insert them automatically.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "vkml/error.hpp"
+#include "vkml/gpu/command.hpp"
+#include "vkml/gpu/device.hpp"
+#include "vkml/gpu/tensor.hpp"
+
+namespace vkml::ops {
+
+using gpu::DType;
+using gpu::Shape;
+using gpu::Tensor;
+
+// The shape and dtype of an op's input or output.
+struct TensorDesc {
+    Shape shape;
+    DType dtype = DType::f32;
+    bool operator==(const TensorDesc&) const = default;
+};
+std::string to_string(const TensorDesc& desc); // "f16[1, 3, 224, 224]"
+
+// Activations that ops such as Conv, Gemm and the element-wise ops can apply to their result
+// before storing it, saving a pass over memory. Parameters follow ONNX: LeakyRelu alpha, Clip
+// min (alpha) and max (beta), HardSigmoid alpha and beta, Elu alpha.
+enum class ActivationKind : uint8_t {
+    None,
+    Relu,
+    LeakyRelu,
+    Clip,
+    Sigmoid,
+    HardSigmoid,
+    HardSwish,
+    Tanh,
+    Silu,
+    Gelu,
+    Elu,
+    Mish
+};
+struct Activation {
+    ActivationKind kind = ActivationKind::None;
+    float alpha = 0.f;
+    float beta = 0.f;
+};
+const char* activation_name(ActivationKind kind);
+
+class Op {
+public:
+    virtual ~Op() = default;
+    Op(const Op&) = delete;
+    Op& operator=(const Op&) = delete;
+
+    // The ONNX operator type, e.g. "Conv".
+    virtual const char* type() const = 0;
+    const std::vector<TensorDesc>& inputs() const { return inputs_; }
+    const std::vector<TensorDesc>& outputs() const { return outputs_; }
+    // Bytes of temporary device memory record() needs, 0 for most ops.
+    uint64_t scratch_bytes() const { return scratch_bytes_; }
+
+    // Records the op into `cmd`. The tensors must have the shapes and dtypes given at creation
+    // (checked, with an error naming the op and the tensor) and be bound at offsets aligned to the
+    // device's minStorageBufferOffsetAlignment. `scratch` must hold scratch_bytes().
+    void record(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                const gpu::BufferRange& scratch = {}) const;
+
+protected:
+    explicit Op(gpu::Device& device) : device_(device) {}
+    virtual void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs,
+                             std::span<const Tensor> outputs, const gpu::BufferRange& scratch) const = 0;
+
+    gpu::Device& device_;
+    std::vector<TensorDesc> inputs_;
+    std::vector<TensorDesc> outputs_;
+    uint64_t scratch_bytes_ = 0;
+};
+
+// Throws vkml::Error(InvalidArgument) with "<op>: <field>: <what>".
+[[noreturn]] void fail(const char* op, const std::string& field, const std::string& what);
+// Throws vkml::Error(Unsupported) with "<op>: <what>".
+[[noreturn]] void unsupported(const char* op, const std::string& what);
+
+} // namespace vkml::ops

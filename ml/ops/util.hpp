@@ -1,0 +1,42 @@
+#pragma once
+// Helpers shared by the operator implementations (not public API).
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "vkml/ops/op.hpp"
+#include "vkml/shader_ids.hpp"
+
+namespace vkml::ops::detail {
+
+// numpy broadcasting of two shapes; fails naming `op` and both shapes when they do not broadcast.
+Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b);
+// Element strides for reading `in` as if it had shape `out` (right-aligned, 0 on broadcast
+// dimensions), returned for out.rank() dimensions.
+std::array<int64_t, gpu::max_rank> broadcast_strides(const Shape& in, const Shape& out);
+// Contiguous element strides of `shape`.
+std::array<int64_t, gpu::max_rank> contiguous_strides(const Shape& shape);
+// An ONNX axis (negative counts from the end) as an index into a rank-`rank` shape.
+size_t normalize_axis(const char* op, const std::string& field, int64_t axis, size_t rank);
+
+// "f32", "f16", "i32", "u8" (the shader variant that stores `dtype`); i64 has none.
+const char* variant_name(DType dtype);
+// The shader `name` in the variant storing `dtype`, after checking the device can run it; fails
+// naming the op when the dtype has no variant or the device lacks the feature (e.g. f16 storage).
+gpu::ShaderId shader_for(gpu::Device& device, const char* op, std::string_view name, DType dtype);
+gpu::ShaderId shader_for(gpu::Device& device, const char* op, std::string_view name,
+                         std::string_view variant);
+
+void require_float(const char* op, const std::string& field, const TensorDesc& desc); // f32 or f16
+// Fails unless `value` fits a uint32 (shader indices are 32-bit).
+uint32_t to_u32(const char* op, const std::string& field, int64_t value);
+
+// Dispatches `pipeline` over `count` one-dimensional work items.
+template <class Push>
+void dispatch_1d(gpu::CommandBuffer& cmd, const gpu::Pipeline& pipeline,
+                 std::span<const gpu::BufferRange> buffers, const Push& push, uint64_t count) {
+    cmd.dispatch(pipeline, buffers, push, cmd.groups_for(pipeline, count));
+}
+
+} // namespace vkml::ops::detail
