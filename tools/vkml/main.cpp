@@ -17,6 +17,7 @@ void usage(FILE* out) {
                  "commands:\n"
                  "  info [--json]       list Vulkan devices, queues, capabilities and memory\n"
                  "  selftest            run compute dispatches on the selected device and check them\n"
+                 "  ops [--markdown]    list the supported operators with their dtypes and limits\n"
                  "  help                show this text\n"
                  "  version             print the version\n\n"
                  "With no command, vkml runs `info` and then `selftest`.\n\n"
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
         const vkml::tool::Args rest(args.data() + 1, args.size() - 1);
         if (cmd == "info") return vkml::tool::info_main(rest);
         if (cmd == "selftest") return vkml::tool::selftest_main(rest);
+        if (cmd == "ops") return vkml::tool::ops_main(rest);
         if (cmd == "version" || cmd == "--version") {
             std::printf("vkml %s\n", VKML_VERSION_STRING);
             return 0;
