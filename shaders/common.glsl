@@ -44,6 +44,8 @@
 #define sfloat4 stype4
 #define afloat ctype
 
+// Put `VKML_LOCAL_SIZE;` before any code that uses gl_WorkGroupSize (shared array sizes, loops):
+// glslang silently gives gl_WorkGroupSize the value 1 above the layout declaration.
 #define VKML_LOCAL_SIZE layout(local_size_x_id = 100, local_size_y_id = 101, local_size_z_id = 102) in
 
 // Total invocation index for 1-D kernels that may be dispatched as a 2-D grid when the element

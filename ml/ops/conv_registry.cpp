@@ -2,7 +2,26 @@
 
 namespace vkml::ops::detail {
 
-// Filled in as the conv operators land.
-void add_conv_ops(std::vector<OpInfo>&) {}
+void add_conv_ops(std::vector<OpInfo>& out) {
+    const char* family = "Convolution";
+    out.push_back(
+        {"Conv", family, "f32, f16",
+         "2-D NCHW (1-D as H = 1; 3-D unsupported). group (depthwise included), strides, dilations, "
+         "asymmetric pads, auto_pad NOTSET/SAME_UPPER/SAME_LOWER/VALID, optional bias, kernel_shape checked "
+         "against W. Fused activation and residual add (extra input): y = act(conv + bias + residual). "
+         "Kernels: 1x1 GEMM (1x1, stride 1, no pads, group 1), tiled implicit GEMM through shared memory "
+         "(group 1, kernel 3x3 or more; 64x64 tiles, 8 KiB), direct (everything else). fp32 accumulation."});
+    out.push_back(
+        {"ConvTranspose", family, "f32, f16",
+         "2-D NCHW (1-D as H = 1). group, strides, dilations, pads, output_padding, output_shape "
+         "(pads derived as ONNX says), auto_pad, optional bias; fused activation and residual as in "
+         "Conv. Direct gather kernel, fp32 accumulation."});
+    out.push_back({"Gemm", family, "f32, f16",
+                   "transA, transB, alpha, beta, optional C (rank 0-2, unidirectional broadcast to [M, N]); "
+                   "fused activation. Tiled GEMM (64x64 tiles through shared memory), fp32 accumulation."});
+    out.push_back({"MatMul", family, "f32, f16",
+                   "numpy semantics: 1-D operands promoted and the promoted dimension dropped, batch "
+                   "dimensions broadcast (output rank up to 6). Tiled GEMM, fp32 accumulation."});
+}
 
 } // namespace vkml::ops::detail

@@ -2,7 +2,28 @@
 
 namespace vkml::ops::detail {
 
-// Filled in as the detect operators land.
-void add_detect_ops(std::vector<OpInfo>&) {}
+// Kernels and limits: see ml/include/vkml/ops/detect.hpp and ml/ops/detect_*.cpp.
+void add_detect_ops(std::vector<OpInfo>& out) {
+    const std::string f = "Detection";
+    out.push_back(
+        {"NonMaxSuppression", f, "f32, f16 -> i64 or i32",
+         "center_point_box 0 (corners in either order) and 1; max_output_boxes_per_class, iou_threshold, "
+         "score_threshold (optional) as create-time values, not tensors; fixed-capacity output "
+         "[B*C*min(max_output_boxes_per_class, N), 3] padded with -1 plus a count output [1]; rows in ONNX "
+         "Runtime's order, equal scores by ascending box index; score > score_threshold, IoU > "
+         "iou_threshold (f32); bitonic sort per (batch, class) (shared memory up to 512 keys, global "
+         "passes above), greedy selection with a shared-memory bitmask, one workgroup per (batch, class); "
+         "N up to 65536 (16 KiB shared memory) or 131072 (32 KiB); max_output_boxes_per_class >= 1"});
+    out.push_back(
+        {"ImageToTensor", f, "f32, f16",
+         "vkml op, not ONNX: VkImage (R8G8B8A8_UNORM/SRGB, B8G8R8A8_UNORM, R16G16B16A16_SFLOAT; sampled, "
+         "SHADER_READ_ONLY_OPTIMAL or GENERAL) -> NCHW [1, 3 or 4, H, W]; per-channel (x * scale - mean) / "
+         "std; RGB or BGR order; sRGB read linear (hardware decode) or re-encoded to stored values"});
+    out.push_back(
+        {"TensorToImage", f, "f32, f16",
+         "vkml op, not ONNX: NCHW [1, 3 or 4, H, W] -> storage VkImage (R8G8B8A8_UNORM, B8G8R8A8_UNORM, "
+         "R16G16B16A16_SFLOAT; GENERAL layout); inverse transform, RGB or BGR, alpha from channel 3 or 1.0, "
+         "clamped to [0, 1] for UNORM; no sRGB targets"});
+}
 
 } // namespace vkml::ops::detail

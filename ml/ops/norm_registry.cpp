@@ -2,7 +2,34 @@
 
 namespace vkml::ops::detail {
 
-// Filled in as the norm operators land.
-void add_norm_ops(std::vector<OpInfo>&) {}
+void add_norm_ops(std::vector<OpInfo>& out) {
+    const char* family = "Normalization";
+    const char* grouped =
+        "fp32 Welford statistics centred on each group's first element (stable for large "
+        "offsets); one workgroup per group, or for few large groups a split kernel (partial "
+        "moments in scratch, merged by a second dispatch); fused activation";
+    out.push_back(
+        {"BatchNormalization", family, "f32, f16",
+         "inference only (training_mode 0; 1 is unsupported); epsilon; momentum ignored; scale, B, "
+         "input_mean, input_var [C] in X's dtype (mixed T1/T2 dtypes unsupported); X rank >= 2; fused "
+         "activation; one element-wise pass"});
+    out.push_back({"InstanceNormalization", family, "f32, f16",
+                   std::string("epsilon; scale and B [C] in X's dtype; X rank >= 3; ") + grouped});
+    out.push_back(
+        {"LayerNormalization", family, "f32, f16",
+         std::string("axis, epsilon, stash_type 1 only; Scale and optional B in X's dtype, broadcast "
+                     "unidirectionally to X (X.shape[axis:] takes the fast path); optional Mean and "
+                     "InvStdDev outputs (f32); ") +
+             grouped});
+    out.push_back(
+        {"GroupNormalization", family, "f32, f16",
+         std::string("num_groups, epsilon, stash_type 1 only; scale and bias per channel [C] (opset "
+                     "21), or per group [num_groups] (opset 18) when num_groups != C; X rank >= 2; ") +
+             grouped});
+    out.push_back(
+        {"LRN", family, "f32, f16",
+         "alpha, beta, bias, size (any size >= 1, window clamped to the channels); across channels, X "
+         "rank >= 2; one element-wise pass"});
+}
 
 } // namespace vkml::ops::detail

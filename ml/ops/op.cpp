@@ -75,6 +75,10 @@ void Op::record(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::sp
     check(outputs, outputs_, "outputs");
     if (scratch_bytes_ && (!scratch.buffer || scratch.size < scratch_bytes_))
         fail(type(), "scratch", "needs " + std::to_string(scratch_bytes_) + " bytes");
+    const uint64_t align = device_.caps().min_storage_buffer_offset_alignment;
+    if (scratch_bytes_ && align > 1 && scratch.offset % align != 0)
+        fail(type(), "scratch", "starts at byte " + std::to_string(scratch.offset) +
+                                    ", not a multiple of the device's storage-buffer alignment " + std::to_string(align));
     record_impl(cmd, inputs, outputs, scratch);
 }
 

@@ -33,7 +33,7 @@ TEST_F(GpuTest, TimestampsMeasureEachScopeInOrder) {
     EXPECT_DOUBLE_EQ(records[0].start_us, 0.0);
     EXPECT_GE(records[1].start_us, records[0].start_us + records[0].duration_us * 0.999);
     EXPECT_GT(records[1].duration_us, 0.0);
-    EXPECT_GT(records[1].duration_us, records[0].duration_us) << "256x the work takes longer";
+    // No comparison of durations: timings are measured in bench/, never asserted by tests.
     const std::string table = gpu::timing_table(records);
     EXPECT_NE(table.find("big fill"), std::string::npos);
     EXPECT_NE(gpu::chrome_trace_json(records).find("\"small fill\""), std::string::npos);

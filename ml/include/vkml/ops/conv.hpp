@@ -1,0 +1,164 @@
+#pragma once
+// The convolution family: Conv, ConvTranspose, Gemm and MatMul, with ONNX semantics (NCHW).
+// Storage is f32 or f16 (every input and the output share one dtype); accumulation is fp32
+// always. Convolutions are 2-D; a 1-D convolution ([N, C, W] input, [M, C/group, KW] weight) runs
+// as a 2-D one with H = 1. 3-D convolutions are not supported.
+//
+// vkml extensions: Conv, ConvTranspose and Gemm can fuse an activation, and the convolutions a
+// residual add, into the store of their result, in this order:
+//     y = activation(conv(x, w) + bias + residual)
+// The residual is one more input after the ONNX ones, of the output's shape and dtype.
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vkml/ops/op.hpp"
+
+namespace vkml::gpu {
+class Pipeline;
+}
+
+namespace vkml::ops {
+
+// The Conv kernels. Auto picks by shape (see ConvDesc::kernel); the others force one, which
+// create() refuses when it cannot run the shape (so tests run every kernel on every case it
+// supports).
+enum class ConvKernel : uint8_t {
+    Auto,
+    Direct,       // one invocation per output; any group, stride, dilation, padding
+    Gemm1x1,      // 1x1 kernel, stride 1, no padding, group 1: a batched GEMM W[M,C] x X[n][C,H*W]
+    ImplicitGemm, // group 1, any kernel: tiled im2col GEMM staged through shared memory
+};
+const char* conv_kernel_name(ConvKernel kernel);
+
+struct ConvDesc {
+    TensorDesc input;               // X [N, C, H, W] (or [N, C, W])
+    TensorDesc weight;              // W [M, C/group, kH, kW] (or [M, C/group, kW])
+    std::optional<TensorDesc> bias; // B [M]
+    // ONNX attributes; empty means the ONNX default. kernel_shape, when given, must match W.
+    std::vector<int64_t> kernel_shape;
+    std::vector<int64_t> strides;    // per spatial axis, default 1
+    std::vector<int64_t> pads;       // [begin..., end...] per spatial axis, default 0
+    std::vector<int64_t> dilations;  // per spatial axis, default 1
+    std::string auto_pad = "NOTSET"; // NOTSET, SAME_UPPER, SAME_LOWER, VALID
+    int64_t group = 1;
+    // vkml extensions.
+    Activation activation;
+    bool residual = false; // adds an input R of the output's shape: y = act(conv + bias + R)
+    // Auto: Gemm1x1 for 1x1 / stride 1 / no padding / group 1; ImplicitGemm for group 1 with a
+    // kernel of 3x3 (9 taps) or more; Direct otherwise (grouped, depthwise, small kernels).
+    ConvKernel kernel = ConvKernel::Auto;
+};
+
+// Inputs: X, W, then B when desc.bias is set, then R when desc.residual. Output: Y.
+class Conv final : public Op {
+public:
+    static std::unique_ptr<Conv> create(gpu::Device& device, const ConvDesc& desc);
+    const char* type() const override { return "Conv"; }
+    ConvKernel kernel() const { return kernel_; } // the kernel create() chose
+    // Effective pads [top, left, bottom, right] after auto_pad (1-D: top = bottom = 0).
+    const std::array<int64_t, 4>& pads() const { return pads_; }
+
+private:
+    explicit Conv(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+
+    ConvKernel kernel_ = ConvKernel::Direct;
+    std::array<int64_t, 4> pads_{};
+    bool has_bias_ = false, has_residual_ = false;
+    const gpu::Pipeline* pipeline_ = nullptr;
+    std::array<uint32_t, 3> groups_{};
+    std::array<float, 4> push_{}; // Gemm1x1: alpha, beta, act alpha, act beta; others: act alpha, beta
+};
+
+struct ConvTransposeDesc {
+    TensorDesc input;                    // X [N, C, H, W] (or [N, C, W])
+    TensorDesc weight;                   // W [C, M/group, kH, kW] (or [C, M/group, kW])
+    std::optional<TensorDesc> bias;      // B [M]
+    std::vector<int64_t> kernel_shape;   // must match W when given
+    std::vector<int64_t> strides;        // default 1
+    std::vector<int64_t> pads;           // [begin..., end...], default 0; ignored when output_shape is set
+    std::vector<int64_t> dilations;      // default 1
+    std::vector<int64_t> output_padding; // default 0; extra rows/columns at the end of the output
+    // Spatial output shape (or the full [N, M, spatial...]); pads are then derived from it as
+    // ONNX says (SAME_UPPER puts the odd pad at the end, other modes at the beginning).
+    std::vector<int64_t> output_shape;
+    std::string auto_pad = "NOTSET"; // SAME_*: output = input * stride
+    int64_t group = 1;
+    Activation activation; // vkml extension, as in Conv
+    bool residual = false; // vkml extension, as in Conv
+};
+
+// Inputs: X, W, then B when desc.bias is set, then R when desc.residual. Output: Y.
+class ConvTranspose final : public Op {
+public:
+    static std::unique_ptr<ConvTranspose> create(gpu::Device& device, const ConvTransposeDesc& desc);
+    const char* type() const override { return "ConvTranspose"; }
+    // Effective pads [top, left, bottom, right] after output_shape / auto_pad.
+    const std::array<int64_t, 4>& pads() const { return pads_; }
+
+private:
+    explicit ConvTranspose(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+
+    std::array<int64_t, 4> pads_{};
+    bool has_bias_ = false, has_residual_ = false;
+    const gpu::Pipeline* pipeline_ = nullptr;
+    std::array<float, 2> push_{};
+};
+
+struct GemmDesc {
+    TensorDesc a;                // A [M, K], or [K, M] with trans_a
+    TensorDesc b;                // B [K, N], or [N, K] with trans_b
+    std::optional<TensorDesc> c; // C, unidirectionally broadcastable to [M, N] (rank 0..2)
+    float alpha = 1.f;
+    float beta = 1.f;
+    bool trans_a = false;  // ONNX transA
+    bool trans_b = false;  // ONNX transB
+    Activation activation; // vkml extension: y = act(alpha * A'B' + beta * C)
+};
+
+// Inputs: A, B, then C when desc.c is set. Output: Y [M, N].
+class Gemm final : public Op {
+public:
+    static std::unique_ptr<Gemm> create(gpu::Device& device, const GemmDesc& desc);
+    const char* type() const override { return "Gemm"; }
+
+private:
+    explicit Gemm(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+
+    bool has_c_ = false;
+    const gpu::Pipeline* pipeline_ = nullptr;
+    std::array<uint32_t, 3> groups_{};
+    std::array<float, 4> push_{};
+};
+
+struct MatMulDesc {
+    TensorDesc a; // [..., M, K]; a 1-D [K] is promoted to [1, K] and the 1 dropped from Y
+    TensorDesc b; // [..., K, N]; a 1-D [K] is promoted to [K, 1] and the 1 dropped from Y
+};
+
+// numpy matmul: batch dimensions broadcast (Y of rank up to 6). Inputs: A, B. Output: Y.
+class MatMul final : public Op {
+public:
+    static std::unique_ptr<MatMul> create(gpu::Device& device, const MatMulDesc& desc);
+    const char* type() const override { return "MatMul"; }
+
+private:
+    explicit MatMul(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+
+    const gpu::Pipeline* pipeline_ = nullptr;
+    std::array<uint32_t, 3> groups_{};
+    std::array<float, 4> push_{};
+};
+
+} // namespace vkml::ops

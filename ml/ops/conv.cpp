@@ -1,0 +1,192 @@
+#include "vkml/ops/conv.hpp"
+
+#include <algorithm>
+#include <climits>
+
+#include "conv_common.hpp"
+#include "vkml/gpu/command.hpp"
+#include "vkml/gpu/pipeline.hpp"
+
+namespace vkml::ops {
+
+const char* conv_kernel_name(ConvKernel kernel) {
+    switch (kernel) {
+    case ConvKernel::Auto:
+        return "auto";
+    case ConvKernel::Direct:
+        return "direct";
+    case ConvKernel::Gemm1x1:
+        return "gemm1x1";
+    case ConvKernel::ImplicitGemm:
+        return "implicit_gemm";
+    }
+    return "?";
+}
+
+namespace {
+
+constexpr const char* op_name = "Conv";
+
+// Output size and (begin, end) pads of one spatial axis, per ONNX's auto_pad rules.
+struct AxisOut {
+    int64_t out, pad_begin, pad_end;
+};
+
+AxisOut conv_axis(detail::conv::AutoPad mode, int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb,
+                  int64_t pe, const char* axis) {
+    const int64_t extent = (k - 1) * d + 1; // the dilated kernel
+    switch (mode) {
+    case detail::conv::AutoPad::SameUpper:
+    case detail::conv::AutoPad::SameLower: {
+        const int64_t out = (in + s - 1) / s;
+        const int64_t total = std::max<int64_t>(0, (out - 1) * s + extent - in);
+        // The odd pad goes at the end for SAME_UPPER, at the beginning for SAME_LOWER.
+        const int64_t small = total / 2;
+        return mode == detail::conv::AutoPad::SameUpper ? AxisOut{out, small, total - small}
+                                                        : AxisOut{out, total - small, small};
+    }
+    case detail::conv::AutoPad::Valid:
+        pb = pe = 0;
+        [[fallthrough]];
+    case detail::conv::AutoPad::NotSet:
+        if (in + pb + pe < extent)
+            fail(op_name, "input",
+                 std::string(axis) + " size " + std::to_string(in) + " plus pads " + std::to_string(pb + pe) +
+                     " is smaller than the dilated kernel's " + std::to_string(extent));
+        return {(in + pb + pe - extent) / s + 1, pb, pe};
+    }
+    return {};
+}
+
+} // namespace
+
+std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
+    const char* op = op_name;
+    const detail::conv::ConvGeometry g = detail::conv::conv_geometry(
+        op, desc.input, desc.weight, desc.kernel_shape, desc.strides, desc.dilations);
+    const size_t s = g.spatial;
+    const int64_t m = desc.weight.shape[0];
+
+    if (desc.group < 1) fail(op, "group", "must be at least 1, is " + std::to_string(desc.group));
+    if (g.c % desc.group != 0)
+        fail(op, "group",
+             std::to_string(desc.group) + " does not divide the input's " + std::to_string(g.c) +
+                 " channels");
+    if (m % desc.group != 0)
+        fail(op, "group",
+             std::to_string(desc.group) + " does not divide the weight's " + std::to_string(m) +
+                 " output channels");
+    if (desc.weight.shape[1] * desc.group != g.c)
+        fail(op, "weight",
+             "channel mismatch: weight " + desc.weight.shape.str() + " with group " +
+                 std::to_string(desc.group) + " takes " + std::to_string(desc.weight.shape[1] * desc.group) +
+                 " input channels, the input " + desc.input.shape.str() + " has " + std::to_string(g.c));
+    if (desc.bias) {
+        detail::conv::require_dtype(op, "bias", *desc.bias, desc.input);
+        if (desc.bias->shape != Shape{m})
+            fail(op, "bias", "expected [" + std::to_string(m) + "], got " + desc.bias->shape.str());
+    }
+    detail::conv::check_activation(op, desc.activation);
+
+    const detail::conv::AutoPad mode = detail::conv::parse_auto_pad(op, desc.auto_pad);
+    const auto pads = detail::conv::axis_attr(op, "pads", desc.pads, 2 * s, 0, 0);
+    if (mode != detail::conv::AutoPad::NotSet &&
+        std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; }))
+        fail(op, "pads", "must be empty or zero when auto_pad is " + desc.auto_pad);
+    // pads are [x1_begin, x2_begin, x1_end, x2_end]; 1-D has only the W pair.
+    const AxisOut ax_w = conv_axis(mode, g.w, g.kw, g.sw, g.dw, pads[s - 1], pads[2 * s - 1], "W");
+    const AxisOut ax_h =
+        s == 2 ? conv_axis(mode, g.h, g.kh, g.sh, g.dh, pads[0], pads[2], "H") : AxisOut{1, 0, 0};
+
+    auto conv = std::unique_ptr<Conv>(new Conv(device));
+    conv->pads_ = {ax_h.pad_begin, ax_w.pad_begin, ax_h.pad_end, ax_w.pad_end};
+    conv->has_bias_ = desc.bias.has_value();
+    conv->has_residual_ = desc.residual;
+    const TensorDesc output{detail::conv::conv_output_shape(g, m, ax_h.out, ax_w.out), desc.input.dtype};
+    detail::conv::require_dense(op, "output", output);
+    conv->inputs_ = {desc.input, desc.weight};
+    if (desc.bias) conv->inputs_.push_back(*desc.bias);
+    if (desc.residual) conv->inputs_.push_back(output);
+    conv->outputs_ = {output};
+
+    // Kernel choice. The 1x1 GEMM needs every output pixel to read exactly its own input pixel.
+    const bool pointwise =
+        g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 &&
+        std::all_of(conv->pads_.begin(), conv->pads_.end(), [](int64_t p) { return p == 0; });
+    const bool gemm1x1_ok = pointwise && desc.group == 1;
+    const bool igemm_ok = desc.group == 1;
+    ConvKernel kernel = desc.kernel;
+    if (uint32_t(kernel) > uint32_t(ConvKernel::ImplicitGemm))
+        fail(op, "kernel", "unknown kernel " + std::to_string(uint32_t(kernel)));
+    if (kernel == ConvKernel::Auto)
+        kernel = gemm1x1_ok                     ? ConvKernel::Gemm1x1
+                 : igemm_ok && g.kh * g.kw >= 9 ? ConvKernel::ImplicitGemm
+                                                : ConvKernel::Direct;
+    if (kernel == ConvKernel::Gemm1x1 && !gemm1x1_ok)
+        fail(op, "kernel", "gemm1x1 needs a 1x1 kernel, stride 1, no padding and group 1");
+    if (kernel == ConvKernel::ImplicitGemm && !igemm_ok) fail(op, "kernel", "implicit_gemm needs group 1");
+    conv->kernel_ = kernel;
+
+    const ActivationKind act = desc.activation.kind;
+    const uint32_t oh = uint32_t(ax_h.out), ow = uint32_t(ax_w.out);
+    if (kernel == ConvKernel::Gemm1x1) {
+        // Y[n] = W[M, C] x X[n][C, H*W] + bias broadcast along the pixels.
+        detail::conv::GemmSpec spec;
+        spec.m = uint32_t(m);
+        spec.n = oh * ow;
+        spec.k = uint32_t(g.c);
+        spec.a_si = uint32_t(g.c);
+        spec.a_sk = 1;
+        spec.b_sk = oh * ow;
+        spec.b_sj = 1;
+        spec.c_si = 1;
+        spec.c_sj = 0;
+        spec.has_c = conv->has_bias_;
+        spec.has_residual = desc.residual;
+        spec.act = act;
+        spec.batch = {1, 1, 1, uint32_t(g.n)};
+        spec.b_batch = {0, 0, 0, uint32_t(g.c) * oh * ow};
+        conv->pipeline_ = &detail::conv::gemm_pipeline(device, op, desc.input.dtype, spec);
+        conv->groups_ = detail::conv::tile_groups(device, op, spec.m, spec.n, uint64_t(g.n));
+        conv->push_ = {1.f, 1.f, desc.activation.alpha, desc.activation.beta};
+        return conv;
+    }
+
+    for (int64_t p : conv->pads_)
+        if (p > INT32_MAX) fail(op, "pads", std::to_string(p) + " exceeds the kernels' 32-bit offsets");
+    const detail::conv::ConvSpec spec = detail::conv::conv_spec(
+        g, m, oh, ow, ax_h.pad_begin, ax_w.pad_begin, desc.group, conv->has_bias_, desc.residual, act);
+    // A cooperative-matrix conv_igemm variant would be chosen here too (see gemm_pipeline).
+    const bool tiled = kernel == ConvKernel::ImplicitGemm;
+    conv->pipeline_ = &device.pipeline(
+        {.shader = detail::shader_for(device, op, tiled ? "conv_igemm" : "conv_direct", desc.input.dtype),
+         .bindings = 5,
+         .push_constant_bytes = 8,
+         .workgroup = tiled ? detail::conv::tile_workgroup : std::array<uint32_t, 3>{64, 1, 1},
+         .specialization = spec.values()});
+    if (tiled) conv->groups_ = detail::conv::tile_groups(device, op, uint64_t(m), uint64_t(g.n) * oh * ow, 1);
+    conv->push_ = {desc.activation.alpha, desc.activation.beta, 0.f, 0.f};
+    return conv;
+}
+
+void Conv::record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs,
+                       std::span<const Tensor> outputs, const gpu::BufferRange&) const {
+    const gpu::BufferRange x = inputs[0].range(), w = inputs[1].range();
+    // Absent optional inputs bind a read-only tensor the kernel never reads (its flag is off).
+    const gpu::BufferRange b = has_bias_ ? inputs[2].range() : w;
+    const gpu::BufferRange r = has_residual_ ? inputs[has_bias_ ? 3 : 2].range() : x;
+    const gpu::BufferRange y = outputs[0].range();
+    if (kernel_ == ConvKernel::Gemm1x1) {
+        const gpu::BufferRange bufs[] = {w, x, b, r, y};
+        cmd.dispatch(*pipeline_, bufs, push_, groups_);
+        return;
+    }
+    const gpu::BufferRange bufs[] = {x, w, b, r, y};
+    const std::array<float, 2> push{push_[0], push_[1]};
+    if (kernel_ == ConvKernel::ImplicitGemm)
+        cmd.dispatch(*pipeline_, bufs, push, groups_);
+    else
+        detail::dispatch_1d(cmd, *pipeline_, bufs, push, uint64_t(outputs[0].elements()));
+}
+
+} // namespace vkml::ops

@@ -1,0 +1,178 @@
+#include "conv_common.hpp"
+
+#include <algorithm>
+
+#include "vkml/gpu/device.hpp"
+
+namespace vkml::ops::detail::conv {
+
+AutoPad parse_auto_pad(const char* op, const std::string& value) {
+    if (value == "NOTSET" || value.empty()) return AutoPad::NotSet;
+    if (value == "SAME_UPPER") return AutoPad::SameUpper;
+    if (value == "SAME_LOWER") return AutoPad::SameLower;
+    if (value == "VALID") return AutoPad::Valid;
+    fail(op, "auto_pad", "unknown value '" + value + "' (expected NOTSET, SAME_UPPER, SAME_LOWER or VALID)");
+}
+
+std::vector<int64_t> axis_attr(const char* op, const char* field, const std::vector<int64_t>& values,
+                               size_t count, int64_t fallback, int64_t min) {
+    if (values.empty()) return std::vector<int64_t>(count, fallback);
+    if (values.size() != count)
+        fail(op, field,
+             "expected " + std::to_string(count) + " values, got " + std::to_string(values.size()));
+    for (int64_t v : values)
+        if (v < min)
+            fail(op, field, "value " + std::to_string(v) + " is below the minimum " + std::to_string(min));
+    return values;
+}
+
+void require_dense(const char* op, const std::string& field, const TensorDesc& desc) {
+    for (int64_t d : desc.shape.dims())
+        if (d < 1) fail(op, field, "shape " + desc.shape.str() + " has an empty or unknown dimension");
+    to_u32(op, field, desc.shape.elements());
+}
+
+void require_dtype(const char* op, const std::string& field, const TensorDesc& desc, const TensorDesc& like) {
+    require_float(op, field, desc);
+    if (desc.dtype != like.dtype)
+        fail(op, field,
+             std::string("is ") + gpu::dtype_name(desc.dtype) + ", the input is " +
+                 gpu::dtype_name(like.dtype) + " (every input shares one dtype)");
+}
+
+void check_activation(const char* op, const Activation& activation) {
+    if (uint32_t(activation.kind) > uint32_t(ActivationKind::Mish))
+        fail(op, "activation", "unknown kind " + std::to_string(uint32_t(activation.kind)));
+    if (activation.kind == ActivationKind::Clip && activation.alpha > activation.beta)
+        fail(op, "activation", "Clip min (alpha) exceeds max (beta)");
+}
+
+ConvGeometry conv_geometry(const char* op, const TensorDesc& input, const TensorDesc& weight,
+                           const std::vector<int64_t>& kernel_shape, const std::vector<int64_t>& strides,
+                           const std::vector<int64_t>& dilations) {
+    const size_t rank = input.shape.rank();
+    if (rank == 5) unsupported(op, "3-D convolution (input " + input.shape.str() + ") is not implemented");
+    if (rank != 3 && rank != 4)
+        fail(op, "input", "expected [N, C, H, W] or [N, C, W], got " + to_string(input));
+    if (weight.shape.rank() != rank)
+        fail(op, "weight",
+             "rank " + std::to_string(weight.shape.rank()) + " differs from the input's " +
+                 std::to_string(rank));
+    require_float(op, "input", input);
+    require_dtype(op, "weight", weight, input);
+    require_dense(op, "input", input);
+    require_dense(op, "weight", weight);
+
+    ConvGeometry g;
+    g.spatial = rank - 2;
+    g.n = input.shape[0];
+    g.c = input.shape[1];
+    const size_t s = g.spatial;
+    const auto ks = axis_attr(op, "kernel_shape", kernel_shape, s, 0, 1);
+    for (size_t i = 0; i < s && !kernel_shape.empty(); ++i)
+        if (ks[i] != weight.shape[2 + i])
+            fail(op, "kernel_shape",
+                 "[" + std::to_string(ks[0]) + (s == 2 ? ", " + std::to_string(ks[1]) : "") +
+                     "] does not match the weight " + weight.shape.str());
+    const auto st = axis_attr(op, "strides", strides, s, 1, 1);
+    const auto di = axis_attr(op, "dilations", dilations, s, 1, 1);
+    // Map the last spatial axis to W; a 1-D op keeps H = 1 with unit kernel, stride and dilation.
+    g.w = input.shape[rank - 1];
+    g.kw = weight.shape[rank - 1];
+    g.sw = st[s - 1];
+    g.dw = di[s - 1];
+    if (s == 2) {
+        g.h = input.shape[2];
+        g.kh = weight.shape[2];
+        g.sh = st[0];
+        g.dh = di[0];
+    }
+    for (int64_t v : {g.sh, g.sw, g.dh, g.dw, g.kh, g.kw}) to_u32(op, "strides/dilations/kernel", v);
+    return g;
+}
+
+Shape conv_output_shape(const ConvGeometry& g, int64_t channels, int64_t oh, int64_t ow) {
+    return g.spatial == 2 ? Shape{g.n, channels, oh, ow} : Shape{g.n, channels, ow};
+}
+
+std::vector<uint32_t> ConvSpec::values() const {
+    return {n,
+            c,
+            h,
+            w,
+            m,
+            oh,
+            ow,
+            kh,
+            kw,
+            sh,
+            sw,
+            dh,
+            dw,
+            uint32_t(pt),
+            uint32_t(pl),
+            group,
+            has_bias ? 1u : 0u,
+            has_residual ? 1u : 0u,
+            uint32_t(act)};
+}
+
+ConvSpec conv_spec(const ConvGeometry& g, int64_t m, int64_t oh, int64_t ow, int64_t pad_top,
+                   int64_t pad_left, int64_t group, bool has_bias, bool has_residual, ActivationKind act) {
+    // Every size was checked against 32 bits by require_dense / conv_geometry, pads by the caller.
+    ConvSpec s{};
+    s.n = uint32_t(g.n);
+    s.c = uint32_t(g.c);
+    s.h = uint32_t(g.h);
+    s.w = uint32_t(g.w);
+    s.m = uint32_t(m);
+    s.oh = uint32_t(oh);
+    s.ow = uint32_t(ow);
+    s.kh = uint32_t(g.kh);
+    s.kw = uint32_t(g.kw);
+    s.sh = uint32_t(g.sh);
+    s.sw = uint32_t(g.sw);
+    s.dh = uint32_t(g.dh);
+    s.dw = uint32_t(g.dw);
+    s.pt = int32_t(pad_top);
+    s.pl = int32_t(pad_left);
+    s.group = uint32_t(group);
+    s.has_bias = has_bias;
+    s.has_residual = has_residual;
+    s.act = act;
+    return s;
+}
+
+std::vector<uint32_t> GemmSpec::values() const {
+    std::vector<uint32_t> v{
+        m, n, k, a_si, a_sk, b_sk, b_sj, c_si, c_sj, has_c ? 1u : 0u, has_residual ? 1u : 0u, uint32_t(act)};
+    v.insert(v.end(), batch.begin(), batch.end());
+    v.insert(v.end(), a_batch.begin(), a_batch.end());
+    v.insert(v.end(), b_batch.begin(), b_batch.end());
+    return v;
+}
+
+std::array<uint32_t, 3> tile_groups(gpu::Device& device, const char* op, uint64_t rows, uint64_t cols,
+                                    uint64_t batches) {
+    const auto& max = device.caps().max_workgroup_count;
+    const uint64_t row_blocks = (rows + tile_rows - 1) / tile_rows;
+    const uint64_t col_blocks = (cols + tile_cols - 1) / tile_cols;
+    if (row_blocks > max[1])
+        unsupported(op, std::to_string(rows) +
+                            " output rows need more workgroups than the device's limit of " +
+                            std::to_string(max[1]));
+    return {uint32_t(std::min<uint64_t>(col_blocks, max[0])), uint32_t(row_blocks),
+            uint32_t(std::min<uint64_t>(batches, max[2]))};
+}
+
+const gpu::Pipeline& gemm_pipeline(gpu::Device& device, const char* op, DType dtype, const GemmSpec& spec) {
+    // The place to pick a cooperative-matrix variant when caps().coopmat_nv is set (see
+    // shaders/conv/gemm_tile.glsl); only the scalar-FMA tile exists today.
+    return device.pipeline({.shader = shader_for(device, op, "conv_gemm", dtype),
+                            .bindings = 5,
+                            .push_constant_bytes = 16,
+                            .workgroup = tile_workgroup,
+                            .specialization = spec.values()});
+}
+
+} // namespace vkml::ops::detail::conv

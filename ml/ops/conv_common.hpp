@@ -1,0 +1,77 @@
+#pragma once
+// Validation and kernel plumbing shared by the convolution family (Conv, ConvTranspose, Gemm,
+// MatMul). Not public API.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "util.hpp"
+#include "vkml/gpu/pipeline.hpp"
+#include "vkml/ops/conv.hpp"
+
+namespace vkml::ops::detail::conv {
+
+enum class AutoPad { NotSet, SameUpper, SameLower, Valid };
+AutoPad parse_auto_pad(const char* op, const std::string& value);
+
+// A per-spatial-axis attribute: `count` copies of `fallback` when empty, else exactly `count`
+// values, each >= `min`.
+std::vector<int64_t> axis_attr(const char* op, const char* field, const std::vector<int64_t>& values,
+                               size_t count, int64_t fallback, int64_t min);
+
+// Every dimension >= 1 and the element count within 32-bit indices.
+void require_dense(const char* op, const std::string& field, const TensorDesc& desc);
+// f32/f16, and the same dtype as `like` (ONNX's T is shared by every input of these ops).
+void require_dtype(const char* op, const std::string& field, const TensorDesc& desc, const TensorDesc& like);
+void check_activation(const char* op, const Activation& activation);
+
+// The input/weight geometry common to Conv and ConvTranspose, as 2-D (a 1-D op has h = kh = 1).
+struct ConvGeometry {
+    size_t spatial = 2; // 1 or 2: the op's own spatial rank
+    int64_t n = 1, c = 1, h = 1, w = 1;
+    int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+};
+// Checks X's and W's ranks, dtypes and sizes, kernel_shape against W, and strides/dilations.
+ConvGeometry conv_geometry(const char* op, const TensorDesc& input, const TensorDesc& weight,
+                           const std::vector<int64_t>& kernel_shape, const std::vector<int64_t>& strides,
+                           const std::vector<int64_t>& dilations);
+// [N, channels, oh, ow] in the op's own rank (ow only for 1-D).
+Shape conv_output_shape(const ConvGeometry& g, int64_t channels, int64_t oh, int64_t ow);
+
+// Specialization constants of the direct, implicit-GEMM and transposed kernels (conv_spec.glsl).
+struct ConvSpec {
+    uint32_t n, c, h, w, m, oh, ow, kh, kw, sh, sw, dh, dw;
+    int32_t pt, pl; // may be negative for ConvTranspose pads derived from output_shape
+    uint32_t group;
+    bool has_bias, has_residual;
+    ActivationKind act;
+    std::vector<uint32_t> values() const;
+};
+ConvSpec conv_spec(const ConvGeometry& g, int64_t m, int64_t oh, int64_t ow, int64_t pad_top,
+                   int64_t pad_left, int64_t group, bool has_bias, bool has_residual, ActivationKind act);
+
+// Specialization constants of conv/gemm.comp: a strided batched GEMM with a fused epilogue.
+struct GemmSpec {
+    uint32_t m = 1, n = 1, k = 1;
+    uint32_t a_si = 0, a_sk = 0, b_sk = 0, b_sj = 0, c_si = 0, c_sj = 0;
+    bool has_c = false, has_residual = false;
+    ActivationKind act = ActivationKind::None;
+    std::array<uint32_t, 4> batch{1, 1, 1, 1}; // outermost first
+    std::array<uint32_t, 4> a_batch{}, b_batch{};
+    std::vector<uint32_t> values() const;
+};
+
+// Workgroup size of the tiled kernels (gemm_tile.glsl: 16 x 16 invocations, 64 x 64 tiles).
+inline constexpr std::array<uint32_t, 3> tile_workgroup{16, 16, 1};
+inline constexpr uint32_t tile_rows = 64, tile_cols = 64;
+// Workgroups for a tiled kernel over rows x cols per batch; the shaders walk column blocks and
+// batches grid-stride, so those are capped at the device's limits. Fails when the row blocks
+// alone exceed them.
+std::array<uint32_t, 3> tile_groups(gpu::Device& device, const char* op, uint64_t rows, uint64_t cols,
+                                    uint64_t batches);
+
+// The conv_gemm pipeline specialized for `spec` (workgroup tile_workgroup, 16 bytes of push constants).
+const gpu::Pipeline& gemm_pipeline(gpu::Device& device, const char* op, DType dtype, const GemmSpec& spec);
+
+} // namespace vkml::ops::detail::conv

@@ -1,0 +1,143 @@
+// Gemm and MatMul: both are the strided batched GEMM of conv/gemm.comp, set up through strides.
+#include <vector>
+
+#include "conv_common.hpp"
+#include "vkml/gpu/command.hpp"
+#include "vkml/gpu/pipeline.hpp"
+#include "vkml/ops/conv.hpp"
+
+namespace vkml::ops {
+
+std::unique_ptr<Gemm> Gemm::create(gpu::Device& device, const GemmDesc& desc) {
+    const char* op = "Gemm";
+    if (desc.a.shape.rank() != 2) fail(op, "a", "expected a 2-D matrix, got " + to_string(desc.a));
+    if (desc.b.shape.rank() != 2) fail(op, "b", "expected a 2-D matrix, got " + to_string(desc.b));
+    detail::require_float(op, "a", desc.a);
+    detail::conv::require_dtype(op, "b", desc.b, desc.a);
+    detail::conv::require_dense(op, "a", desc.a);
+    detail::conv::require_dense(op, "b", desc.b);
+    const int64_t m = desc.trans_a ? desc.a.shape[1] : desc.a.shape[0];
+    const int64_t k = desc.trans_a ? desc.a.shape[0] : desc.a.shape[1];
+    const int64_t kb = desc.trans_b ? desc.b.shape[1] : desc.b.shape[0];
+    const int64_t n = desc.trans_b ? desc.b.shape[0] : desc.b.shape[1];
+    if (k != kb)
+        fail(op, "b",
+             "inner dimensions differ: A" + std::string(desc.trans_a ? "'" : "") + " " + desc.a.shape.str() +
+                 " has K = " + std::to_string(k) + ", B" + (desc.trans_b ? "'" : "") + " " +
+                 desc.b.shape.str() + " has " + std::to_string(kb));
+    detail::conv::check_activation(op, desc.activation);
+
+    detail::conv::GemmSpec spec;
+    spec.m = uint32_t(m);
+    spec.n = uint32_t(n);
+    spec.k = uint32_t(k);
+    spec.a_si = desc.trans_a ? 1 : uint32_t(k);
+    spec.a_sk = desc.trans_a ? uint32_t(m) : 1;
+    spec.b_sk = desc.trans_b ? 1 : uint32_t(n);
+    spec.b_sj = desc.trans_b ? uint32_t(k) : 1;
+    spec.act = desc.activation.kind;
+    if (desc.c) {
+        // Unidirectional broadcast to [M, N]: right-aligned, each dim equal or 1 (stride 0).
+        const Shape& cs = desc.c->shape;
+        detail::conv::require_dtype(op, "c", *desc.c, desc.a);
+        detail::conv::require_dense(op, "c", *desc.c);
+        if (cs.rank() > 2) fail(op, "c", "expected rank 0 to 2, got " + cs.str());
+        const int64_t ci = cs.rank() == 2 ? cs[0] : 1;
+        const int64_t cj = cs.rank() >= 1 ? cs[cs.rank() - 1] : 1;
+        if ((ci != 1 && ci != m) || (cj != 1 && cj != n))
+            fail(op, "c",
+                 cs.str() + " does not broadcast to [" + std::to_string(m) + ", " + std::to_string(n) + "]");
+        spec.has_c = true;
+        spec.c_si = ci == 1 ? 0 : uint32_t(cj);
+        spec.c_sj = cj == 1 ? 0 : 1;
+    }
+
+    auto gemm = std::unique_ptr<Gemm>(new Gemm(device));
+    const TensorDesc output{Shape{m, n}, desc.a.dtype};
+    detail::conv::require_dense(op, "output", output);
+    gemm->inputs_ = {desc.a, desc.b};
+    if (desc.c) gemm->inputs_.push_back(*desc.c);
+    gemm->outputs_ = {output};
+    gemm->has_c_ = desc.c.has_value();
+    gemm->pipeline_ = &detail::conv::gemm_pipeline(device, op, desc.a.dtype, spec);
+    gemm->groups_ = detail::conv::tile_groups(device, op, uint64_t(m), uint64_t(n), 1);
+    gemm->push_ = {desc.alpha, desc.beta, desc.activation.alpha, desc.activation.beta};
+    return gemm;
+}
+
+void Gemm::record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs,
+                       std::span<const Tensor> outputs, const gpu::BufferRange&) const {
+    const gpu::BufferRange a = inputs[0].range();
+    // Unused C and residual bindings get A, which the kernel never reads through them.
+    const gpu::BufferRange bufs[] = {a, inputs[1].range(), has_c_ ? inputs[2].range() : a, a,
+                                     outputs[0].range()};
+    cmd.dispatch(*pipeline_, bufs, push_, groups_);
+}
+
+std::unique_ptr<MatMul> MatMul::create(gpu::Device& device, const MatMulDesc& desc) {
+    const char* op = "MatMul";
+    const Shape& as = desc.a.shape;
+    const Shape& bs = desc.b.shape;
+    if (as.rank() < 1) fail(op, "a", "must have rank 1 or more, got " + as.str());
+    if (bs.rank() < 1) fail(op, "b", "must have rank 1 or more, got " + bs.str());
+    detail::require_float(op, "a", desc.a);
+    detail::conv::require_dtype(op, "b", desc.b, desc.a);
+    detail::conv::require_dense(op, "a", desc.a);
+    detail::conv::require_dense(op, "b", desc.b);
+    // numpy: a 1-D A is a row [1, K], a 1-D B a column [K, 1]; the promoted 1 leaves the output.
+    const bool a_vec = as.rank() == 1, b_vec = bs.rank() == 1;
+    const int64_t m = a_vec ? 1 : as[as.rank() - 2];
+    const int64_t k = as[as.rank() - 1];
+    const int64_t kb = b_vec ? bs[0] : bs[bs.rank() - 2];
+    const int64_t n = b_vec ? 1 : bs[bs.rank() - 1];
+    if (k != kb)
+        fail(op, "b",
+             "inner dimensions differ: A " + as.str() + " has K = " + std::to_string(k) + ", B " + bs.str() +
+                 " has " + std::to_string(kb));
+
+    const Shape a_batch(as.dims().first(a_vec ? 0 : as.rank() - 2));
+    const Shape b_batch(bs.dims().first(b_vec ? 0 : bs.rank() - 2));
+    const Shape batch = detail::broadcast_shapes(op, a_batch, b_batch);
+    std::vector<int64_t> out_dims(batch.dims().begin(), batch.dims().end());
+    if (!a_vec) out_dims.push_back(m);
+    if (!b_vec) out_dims.push_back(n);
+    if (out_dims.size() > gpu::max_rank)
+        fail(op, "b", "the output would have rank " + std::to_string(out_dims.size()) + ", above 6");
+    const TensorDesc output{Shape(std::span<const int64_t>(out_dims)), desc.a.dtype};
+
+    detail::conv::GemmSpec spec;
+    spec.m = uint32_t(m);
+    spec.n = uint32_t(n);
+    spec.k = uint32_t(k);
+    spec.a_si = uint32_t(k);
+    spec.a_sk = 1;
+    spec.b_sk = uint32_t(n);
+    spec.b_sj = 1;
+    // Batch dims right-aligned into the kernel's four slots; a broadcast one has stride 0.
+    const auto a_str = detail::broadcast_strides(a_batch, batch);
+    const auto b_str = detail::broadcast_strides(b_batch, batch);
+    const size_t lead = 4 - batch.rank();
+    for (size_t i = 0; i < batch.rank(); ++i) {
+        spec.batch[lead + i] = uint32_t(batch[i]);
+        spec.a_batch[lead + i] = uint32_t(a_str[i] * m * k);
+        spec.b_batch[lead + i] = uint32_t(b_str[i] * k * n);
+    }
+
+    auto mm = std::unique_ptr<MatMul>(new MatMul(device));
+    mm->inputs_ = {desc.a, desc.b};
+    mm->outputs_ = {output};
+    detail::conv::require_dense(op, "output", output);
+    mm->pipeline_ = &detail::conv::gemm_pipeline(device, op, desc.a.dtype, spec);
+    mm->groups_ = detail::conv::tile_groups(device, op, uint64_t(m), uint64_t(n), uint64_t(batch.elements()));
+    mm->push_ = {1.f, 0.f, 0.f, 0.f};
+    return mm;
+}
+
+void MatMul::record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs,
+                         std::span<const Tensor> outputs, const gpu::BufferRange&) const {
+    const gpu::BufferRange a = inputs[0].range();
+    const gpu::BufferRange bufs[] = {a, inputs[1].range(), a, a, outputs[0].range()};
+    cmd.dispatch(*pipeline_, bufs, push_, groups_);
+}
+
+} // namespace vkml::ops

@@ -1,0 +1,36 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+#include "activation.glsl"
+#include "conv/conv_spec.glsl"
+// The general direct convolution: one invocation per output element, any group (depthwise
+// included), stride, dilation and padding. Weights are [M][C/G][KH][KW].
+VKML_LOCAL_SIZE;
+
+void main() {
+    const uint o = vkml_linear_id();
+    if (o >= N * M * OH * OW) return;
+    const uint ow = o % OW;
+    const uint oh = (o / OW) % OH;
+    const uint m = (o / (OW * OH)) % M;
+    const uint n = o / (OW * OH * M);
+    const uint g = m / MG;
+    const int ih0 = int(oh * SH) - int(PT);
+    const int iw0 = int(ow * SW) - int(PL);
+
+    float acc = 0.0;
+    for (uint c = 0; c < CG; ++c) {
+        const uint x_base = (n * C + g * CG + c) * H * W;
+        const uint w_base = (m * CG + c) * KH * KW;
+        for (uint kh = 0; kh < KH; ++kh) {
+            const int ih = ih0 + int(kh * DH);
+            if (ih < 0 || ih >= int(H)) continue;
+            for (uint kw = 0; kw < KW; ++kw) {
+                const int iw = iw0 + int(kw * DW);
+                if (iw < 0 || iw >= int(W)) continue;
+                acc = fma(float(x.data[x_base + uint(ih) * W + uint(iw)]), float(w.data[w_base + kh * KW + kw]), acc);
+            }
+        }
+    }
+    conv_store(o, m, acc);
+}

@@ -1,0 +1,75 @@
+// Shared by the grouped-normalization kernels (Instance, Layer, Group normalization): the push
+// constants, Welford moments and their workgroup reduction, and the per-element scale/bias index.
+//
+// A "group" is a contiguous run of `spec_m` elements normalized together (an (n, c) plane, a
+// layer-norm row, the channels of one (n, group)). Moments are accumulated relative to the group's
+// first element (`shift`): inputs such as 100 +- 1 then lose nothing to the fp32 mean, which is
+// what makes the variance stable, not only the Welford update.
+//
+// Include it after VKML_LOCAL_SIZE: glslang folds a gl_WorkGroupSize read before the layout
+// declaration to its default (1), which silently turns the reductions below into no-ops.
+#ifndef VKML_NORM_COMMON_GLSL
+#define VKML_NORM_COMMON_GLSL
+
+layout(push_constant) uniform Params {
+    float epsilon;
+    float alpha; // fused activation parameters
+    float beta;
+    uint groups;       // number of groups
+    uint dims[6];      // X's shape, padded in front with ones (broadcast indexing only)
+    uint scale_str[6]; // element strides of scale and bias read as X's shape (0 on broadcast dims)
+    uint bias_str[6];
+} p;
+
+// Linear workgroup index: grids larger than maxComputeWorkGroupCount[0] fold into y.
+uint norm_workgroup_id() { return gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x; }
+
+// Welford moments of n values: their mean and the sum of squared deviations m2.
+struct Moments {
+    float n;
+    float mean;
+    float m2;
+};
+
+void moments_add(inout Moments a, float v) {
+    a.n += 1.0;
+    float d = v - a.mean;
+    a.mean += d / a.n;
+    a.m2 += d * (v - a.mean);
+}
+
+// Chan et al.'s pairwise combination; either side may be empty.
+Moments moments_merge(Moments a, Moments b) {
+    float n = a.n + b.n;
+    if (b.n == 0.0) return a;
+    float d = b.mean - a.mean;
+    float f = b.n / n;
+    return Moments(n, a.mean + d * f, a.m2 + b.m2 + d * d * a.n * f);
+}
+
+// Sized for the widest workgroup the host uses (norm_grouped.cpp's max_workgroup).
+#define NORM_MAX_WORKGROUP 256
+shared float sh_n[NORM_MAX_WORKGROUP];
+shared float sh_mean[NORM_MAX_WORKGROUP];
+shared float sh_m2[NORM_MAX_WORKGROUP];
+
+// Tree reduction over the workgroup (its size is a power of two); every invocation gets the total.
+Moments moments_reduce(Moments m) {
+    uint lid = gl_LocalInvocationID.x;
+    sh_n[lid] = m.n;
+    sh_mean[lid] = m.mean;
+    sh_m2[lid] = m.m2;
+    barrier();
+    for (uint s = gl_WorkGroupSize.x / 2; s > 0; s >>= 1) {
+        if (lid < s) {
+            m = moments_merge(m, Moments(sh_n[lid + s], sh_mean[lid + s], sh_m2[lid + s]));
+            sh_n[lid] = m.n;
+            sh_mean[lid] = m.mean;
+            sh_m2[lid] = m.m2;
+        }
+        barrier();
+    }
+    return Moments(sh_n[0], sh_mean[0], sh_m2[0]);
+}
+
+#endif

@@ -1,0 +1,100 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+#include "activation.glsl"
+// Grouped normalization output: y = (x - mean) / sqrt(var + epsilon) * scale[k] + bias[k], then the
+// fused activation, for every element of a group.
+//   single-pass (default): one workgroup per group computes the group's moments, then writes it.
+//   NORM_SPLIT: stage 2 of the split kernel; workgroup w merges the partial moments moments.comp
+//     stored for group (w / partials) and writes chunk (w % partials).
+//   NORM_STATS: also stores the group's mean and 1 / sqrt(var + epsilon) (LayerNormalization's
+//     optional outputs, always fp32).
+// The scale/bias index k of element i of group g is ((g % spec_param_groups) * m + i) / spec_param_div,
+// which covers per-channel (Instance, Group), per-group (opset-18 Group) and per-element (Layer)
+// parameters; spec_broadcast instead derives it from X's coordinates and the push-constant
+// strides (Layer with Scale or B broadcast over some dimensions).
+VKML_LOCAL_SIZE;
+// After the workgroup-size declaration: glslang folds gl_WorkGroupSize used before it to 1.
+#include "norm/norm_common.glsl"
+layout(constant_id = 0) const uint spec_m = 1;
+layout(constant_id = 1) const uint spec_param_groups = 1;
+layout(constant_id = 2) const uint spec_param_div = 1;
+layout(constant_id = 3) const bool spec_has_bias = true;
+layout(constant_id = 4) const uint spec_activation = 0;
+layout(constant_id = 5) const uint spec_partials = 1;
+layout(constant_id = 6) const uint spec_chunk = 1;
+layout(constant_id = 7) const bool spec_broadcast = false;
+
+layout(std430, set = 0, binding = 0) readonly buffer X { sfloat data[]; } x;
+layout(std430, set = 0, binding = 1) readonly buffer Scale { sfloat data[]; } scale;
+layout(std430, set = 0, binding = 2) readonly buffer Bias { sfloat data[]; } bias;
+layout(std430, set = 0, binding = 3) writeonly buffer Y { sfloat data[]; } y;
+#if NORM_SPLIT
+layout(std430, set = 0, binding = 4) readonly buffer Partials { float data[]; } partials;
+#define NORM_STATS_BINDING 5
+#else
+#define NORM_STATS_BINDING 4
+#endif
+#if NORM_STATS
+layout(std430, set = 0, binding = NORM_STATS_BINDING) writeonly buffer Mean { float data[]; } mean_out;
+layout(std430, set = 0, binding = NORM_STATS_BINDING + 1) writeonly buffer InvStd { float data[]; } inv_std_out;
+#endif
+
+void main() {
+    uint w = norm_workgroup_id();
+    uint group = w / spec_partials;
+    if (group >= p.groups) return; // whole workgroups only: no barrier is skipped by half of one
+    uint part = w % spec_partials;
+    uint base = group * spec_m;
+    float shift = float(x.data[base]);
+    uint lid = gl_LocalInvocationID.x;
+
+#if NORM_SPLIT
+    // The group's partials (at most one per invocation; the host keeps partials <= workgroup size).
+    Moments m = Moments(0.0, 0.0, 0.0);
+    if (lid < spec_partials) {
+        uint at = 3 * (group * spec_partials + lid);
+        m = Moments(partials.data[at], partials.data[at + 1], partials.data[at + 2]);
+    }
+    m = moments_reduce(m);
+    uint begin = part * spec_chunk;
+    uint end = min(begin + spec_chunk, spec_m);
+#else
+    Moments m = Moments(0.0, 0.0, 0.0);
+    for (uint i = lid; i < spec_m; i += gl_WorkGroupSize.x) moments_add(m, float(x.data[base + i]) - shift);
+    m = moments_reduce(m);
+    uint begin = 0;
+    uint end = spec_m;
+#endif
+    // 1 / sqrt rather than inversesqrt: the latter may be 2 ulp off on some drivers.
+    float inv_std = 1.0 / sqrt(m.m2 / m.n + p.epsilon);
+#if NORM_STATS
+    if (lid == 0 && part == 0) {
+        mean_out.data[group] = shift + m.mean;
+        inv_std_out.data[group] = inv_std;
+    }
+#endif
+
+    uint param_base = (group % spec_param_groups) * spec_m;
+    for (uint i = begin + lid; i < end; i += gl_WorkGroupSize.x) {
+        uint si, bi;
+        if (spec_broadcast) {
+            uint rest = base + i;
+            si = 0;
+            bi = 0;
+            for (int d = 5; d >= 0; --d) {
+                uint c = rest % p.dims[d];
+                rest /= p.dims[d];
+                si += c * p.scale_str[d];
+                bi += c * p.bias_str[d];
+            }
+        } else {
+            si = (param_base + i) / spec_param_div;
+            bi = si;
+        }
+        // (x - shift) is exact for x near the shift, so the centring loses nothing to large offsets.
+        float v = (float(x.data[base + i]) - shift - m.mean) * inv_std * float(scale.data[si]);
+        if (spec_has_bias) v += float(bias.data[bi]);
+        y.data[base + i] = sfloat(vkml_activate(spec_activation, v, p.alpha, p.beta));
+    }
+}

@@ -1,0 +1,292 @@
+// Conv against the double-precision reference: every kernel (direct, 1x1 GEMM, implicit GEMM) on
+// every case it can run, in f32 and f16 storage, plus descriptor errors.
+#include <string>
+#include <vector>
+
+#include "op_test.hpp"
+#include "ref/conv_ref.hpp"
+#include "vkml/ops/conv.hpp"
+
+namespace vkml::test {
+namespace {
+
+using ops::ActivationKind;
+using ops::ConvKernel;
+
+// fp32 accumulation: f32 results are within a few ulps; f16 ones carry the output rounding.
+constexpr double conv_tol_f32 = 1e-5;
+constexpr double conv_tol_f16 = 3e-3;
+
+struct ConvCase {
+    std::string name;
+    gpu::Shape x, w; // [N, C, H, W] / [M, C/group, kH, kW] (or 1-D)
+    std::vector<int64_t> strides, pads, dilations;
+    std::string auto_pad = "NOTSET";
+    int64_t group = 1;
+    bool bias = true;
+    ops::Activation act{};
+    bool residual = false;
+};
+
+std::vector<ConvKernel> kernels_for(const ConvCase& c) {
+    std::vector<ConvKernel> k{ConvKernel::Direct};
+    const bool one = c.w.rank() == 4 ? c.w[2] == 1 && c.w[3] == 1 : c.w[2] == 1;
+    bool no_pad = c.auto_pad == "NOTSET" || c.auto_pad == "VALID";
+    for (int64_t p : c.pads) no_pad = no_pad && p == 0;
+    bool unit_stride = true;
+    for (int64_t s : c.strides) unit_stride = unit_stride && s == 1;
+    if (c.group == 1) k.push_back(ConvKernel::ImplicitGemm);
+    if (c.group == 1 && one && no_pad && unit_stride) k.push_back(ConvKernel::Gemm1x1);
+    return k;
+}
+
+class ConvTest : public GpuTest {
+protected:
+    // Runs `c` with every kernel that supports it (or just `only`) in every float dtype.
+    void check(const ConvCase& c, std::vector<ConvKernel> only = {}) {
+        const auto kernels = only.empty() ? kernels_for(c) : only;
+        uint32_t seed = 1;
+        for (char ch : c.name) seed = seed * 31 + uint32_t(ch);
+        for (gpu::DType dt : float_dtypes(dev())) {
+            const HostTensor x = random_tensor(c.x, dt, seed);
+            const HostTensor w = random_tensor(c.w, dt, seed + 1, -1.0, 1.0);
+            const HostTensor b = random_tensor({c.w[0]}, dt, seed + 2);
+            const ref_conv::ConvAttrs attrs{c.strides, c.pads, c.dilations, c.auto_pad, c.group};
+            const HostTensor plain = ref_conv::conv(x, w, c.bias ? &b : nullptr, attrs);
+            const HostTensor r = random_tensor(plain.shape(), dt, seed + 3);
+            const HostTensor want = ref_conv::fuse(plain, c.residual ? &r : nullptr, c.act);
+            for (ConvKernel k : kernels) {
+                const std::string what = c.name + " " + gpu::dtype_name(dt) + " " + ops::conv_kernel_name(k);
+                ops::ConvDesc d{.input = {c.x, dt},
+                                .weight = {c.w, dt},
+                                .bias = c.bias ? std::optional<TensorDesc>(TensorDesc{b.shape(), dt})
+                                               : std::nullopt,
+                                .strides = c.strides,
+                                .pads = c.pads,
+                                .dilations = c.dilations,
+                                .auto_pad = c.auto_pad,
+                                .group = c.group,
+                                .activation = c.act,
+                                .residual = c.residual,
+                                .kernel = k};
+                std::unique_ptr<ops::Conv> op;
+                try {
+                    op = ops::Conv::create(dev(), d);
+                } catch (const Error& e) {
+                    ADD_FAILURE() << what << ": " << e.what();
+                    continue;
+                }
+                ASSERT_EQ(op->kernel(), k) << what;
+                ASSERT_EQ(op->outputs()[0].shape, want.shape()) << what;
+                std::vector<HostTensor> in{x, w};
+                if (c.bias) in.push_back(b);
+                if (c.residual) in.push_back(r);
+                const auto out = run_op(dev(), *op, in, 2);
+                expect_close(out[0], want, tolerance(dt, conv_tol_f32, conv_tol_f16), what);
+            }
+        }
+    }
+};
+
+TEST_F(ConvTest, Pad1Kernel3x3) {
+    check({"3x3 pad 1", {1, 3, 7, 11}, {5, 3, 3, 3}, {}, {1, 1, 1, 1}, {}});
+}
+
+TEST_F(ConvTest, Stride2AsymmetricPads) {
+    check({"3x3 stride 2 asym pads", {2, 5, 13, 11}, {7, 5, 3, 3}, {2, 2}, {0, 1, 2, 1}, {}});
+}
+
+TEST_F(ConvTest, Dilation2NonSquareKernel) {
+    check({"5x3 dilation 2", {1, 3, 13, 13}, {4, 3, 5, 3}, {1, 2}, {2, 1, 0, 2}, {2, 2}, "NOTSET", 1, false});
+}
+
+TEST_F(ConvTest, TilesCrossingEveryBoundary) {
+    // M = 67 > one 64-row tile, 2 * 9 * 11 = 198 pixels > three 64-column tiles, K = 19 * 9 = 171
+    // not a multiple of the 16-deep K slice.
+    check({"tile boundaries", {2, 19, 9, 11}, {67, 19, 3, 3}, {}, {1, 1, 1, 1}, {}});
+}
+
+TEST_F(ConvTest, Pointwise) {
+    check({"1x1", {2, 7, 5, 11}, {6, 7, 1, 1}, {}, {}, {}});
+    check({"1x1 no bias, big", {1, 67, 7, 11}, {70, 67, 1, 1}, {}, {}, {}, "NOTSET", 1, false});
+}
+
+TEST_F(ConvTest, PointwiseStrided) {
+    // Strided 1x1 is not the GEMM path (pixels are skipped): direct and implicit GEMM.
+    check({"1x1 stride 2", {1, 5, 11, 7}, {3, 5, 1, 1}, {2, 2}, {}, {}});
+}
+
+TEST_F(ConvTest, Grouped) {
+    check({"group 3", {1, 6, 7, 11}, {9, 2, 3, 3}, {}, {1, 1, 1, 1}, {}, "NOTSET", 3});
+}
+
+TEST_F(ConvTest, Depthwise) {
+    check({"depthwise stride 2", {2, 5, 11, 13}, {5, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, {}, "NOTSET", 5});
+    check({"depthwise x2 dilation 2 same", {1, 3, 13, 11}, {6, 1, 5, 5}, {}, {}, {2, 2}, "SAME_UPPER", 3});
+}
+
+TEST_F(ConvTest, AutoPadSameUpper) {
+    // Kernel 4x2 with stride 2 on 7x11 needs odd total pads (3 and 1): the extra goes at the end.
+    check({"SAME_UPPER", {1, 3, 7, 11}, {5, 3, 4, 2}, {2, 2}, {}, {}, "SAME_UPPER"});
+}
+
+TEST_F(ConvTest, AutoPadSameLower) {
+    check({"SAME_LOWER", {1, 3, 7, 11}, {5, 3, 4, 2}, {2, 2}, {}, {}, "SAME_LOWER"});
+    check({"SAME_LOWER 3x3 dil", {1, 5, 11, 7}, {3, 5, 3, 3}, {1, 2}, {}, {2, 1}, "SAME_LOWER"});
+}
+
+TEST_F(ConvTest, AutoPadValid) {
+    check({"VALID", {1, 3, 13, 11}, {5, 3, 3, 3}, {2, 2}, {}, {}, "VALID"});
+    check({"VALID 1x1", {2, 5, 7, 7}, {3, 5, 1, 1}, {}, {}, {}, "VALID"});
+}
+
+TEST_F(ConvTest, OneDimensional) {
+    check({"1-D", {2, 5, 13}, {3, 5, 3}, {2}, {1, 2}, {2}});
+    check({"1-D pointwise", {2, 5, 13}, {3, 5, 1}, {}, {}, {}});
+    check({"1-D depthwise", {1, 4, 11}, {4, 1, 5}, {}, {}, {}, "SAME_LOWER", 4});
+}
+
+TEST_F(ConvTest, FusedResidualAndActivation) {
+    const ops::Activation relu{ActivationKind::Relu};
+    check({"3x3 residual relu",
+           {1, 5, 7, 11},
+           {7, 5, 3, 3},
+           {},
+           {1, 1, 1, 1},
+           {},
+           "NOTSET",
+           1,
+           true,
+           relu,
+           true});
+    check({"1x1 residual", {2, 7, 5, 5}, {3, 7, 1, 1}, {}, {}, {}, "NOTSET", 1, true, {}, true});
+    check({"depthwise residual no bias silu",
+           {1, 3, 7, 11},
+           {3, 1, 3, 3},
+           {},
+           {1, 1, 1, 1},
+           {},
+           "NOTSET",
+           3,
+           false,
+           {ActivationKind::Silu},
+           true});
+}
+
+TEST_F(ConvTest, EveryActivation) {
+    // Each activation on each kernel once (small shapes: each is a pipeline of its own).
+    const std::vector<ops::Activation> acts{{ActivationKind::Relu},
+                                            {ActivationKind::LeakyRelu, 0.1f},
+                                            {ActivationKind::Clip, -0.5f, 1.5f},
+                                            {ActivationKind::Sigmoid},
+                                            {ActivationKind::HardSigmoid, 0.2f, 0.5f},
+                                            {ActivationKind::HardSwish},
+                                            {ActivationKind::Tanh},
+                                            {ActivationKind::Silu},
+                                            {ActivationKind::Gelu},
+                                            {ActivationKind::Elu, 0.7f},
+                                            {ActivationKind::Mish}};
+    const std::vector<ConvKernel> kernels{ConvKernel::Direct, ConvKernel::ImplicitGemm, ConvKernel::Gemm1x1};
+    for (size_t i = 0; i < acts.size(); ++i) {
+        const ConvKernel k = kernels[i % kernels.size()];
+        const bool pointwise = k == ConvKernel::Gemm1x1;
+        check({std::string("act ") + ops::activation_name(acts[i].kind),
+               {1, 3, 5, 7},
+               {4, 3, pointwise ? 1 : 3, pointwise ? 1 : 3},
+               {},
+               {},
+               {},
+               pointwise ? "NOTSET" : "SAME_UPPER",
+               1,
+               true,
+               acts[i],
+               i % 2 == 0},
+              {k});
+    }
+}
+
+TEST_F(ConvTest, AutoChoosesKernelByShape) {
+    auto kernel = [&](gpu::Shape x, gpu::Shape w, int64_t group, std::vector<int64_t> pads) {
+        return ops::Conv::create(dev(), {.input = {x}, .weight = {w}, .pads = pads, .group = group})
+            ->kernel();
+    };
+    EXPECT_EQ(kernel({1, 8, 9, 9}, {4, 8, 1, 1}, 1, {}), ConvKernel::Gemm1x1);
+    EXPECT_EQ(kernel({1, 8, 9, 9}, {4, 8, 3, 3}, 1, {1, 1, 1, 1}), ConvKernel::ImplicitGemm);
+    EXPECT_EQ(kernel({1, 8, 9, 9}, {8, 1, 3, 3}, 8, {1, 1, 1, 1}), ConvKernel::Direct);
+    EXPECT_EQ(kernel({1, 8, 9, 9}, {4, 8, 1, 1}, 1, {1, 1, 1, 1}), ConvKernel::Direct);
+}
+
+TEST_F(ConvTest, EffectivePads) {
+    auto op = ops::Conv::create(
+        dev(),
+        {.input = {{1, 3, 7, 11}}, .weight = {{5, 3, 4, 2}}, .strides = {2, 2}, .auto_pad = "SAME_LOWER"});
+    // H: out 4, total 3 -> 2 at the top; W: out 6, total 1 -> 1 at the left (SAME_LOWER).
+    const std::array<int64_t, 4> want{2, 1, 1, 0};
+    EXPECT_EQ(op->pads(), want);
+    EXPECT_EQ(op->outputs()[0].shape, (gpu::Shape{1, 5, 4, 6}));
+}
+
+TEST_F(ConvTest, DescriptorErrors) {
+    const ops::ConvDesc good{.input = {{1, 6, 7, 7}}, .weight = {{4, 6, 3, 3}}};
+    auto with = [&](auto edit) {
+        ops::ConvDesc d = good;
+        edit(d);
+        return [d, this] { ops::Conv::create(dev(), d); };
+    };
+    expect_error(with([](auto& d) {
+                     d.weight.shape = {4, 5, 3, 3};
+                 }),
+                 {"Conv", "weight", "channel mismatch"});
+    expect_error(with([](auto& d) { d.pads = {1, 1, 1}; }), {"Conv", "pads", "expected 4 values, got 3"});
+    expect_error(with([](auto& d) { d.pads = {1, -1, 1, 1}; }), {"Conv", "pads", "below the minimum"});
+    expect_error(with([](auto& d) {
+                     d.group = 4;
+                     d.weight.shape = {4, 1, 3, 3};
+                 }),
+                 {"Conv", "group", "does not divide the input's 6 channels"});
+    expect_error(with([](auto& d) {
+                     d.group = 3;
+                     d.weight.shape = {4, 2, 3, 3};
+                 }),
+                 {"Conv", "group", "4 output channels"});
+    expect_error(with([](auto& d) { d.auto_pad = "SAME"; }), {"Conv", "auto_pad", "unknown value 'SAME'"});
+    expect_error(with([](auto& d) {
+                     d.auto_pad = "SAME_UPPER";
+                     d.pads = {1, 1, 1, 1};
+                 }),
+                 {"Conv", "pads", "auto_pad"});
+    expect_error(with([](auto& d) { d.kernel_shape = {3, 5}; }), {"Conv", "kernel_shape", "does not match"});
+    expect_error(with([](auto& d) { d.kernel_shape = {3}; }), {"Conv", "kernel_shape", "expected 2 values"});
+    expect_error(with([](auto& d) { d.strides = {1, 0}; }), {"Conv", "strides"});
+    expect_error(with([](auto& d) { d.dilations = {1, 1, 1}; }), {"Conv", "dilations", "expected 2 values"});
+    expect_error(with([](auto& d) { d.bias = TensorDesc{{5}}; }), {"Conv", "bias", "expected [4]"});
+    expect_error(with([](auto& d) { d.weight.dtype = gpu::DType::f16; }), {"Conv", "weight", "f16"});
+    expect_error(with([](auto& d) { d.input.dtype = gpu::DType::i32; }), {"Conv", "input", "f32 or f16"});
+    expect_error(with([](auto& d) { d.weight.shape = {4, 6, 3}; }), {"Conv", "weight", "rank"});
+    expect_error(with([](auto& d) { d.input.shape = {6, 7, 7}; }), {"Conv", "weight", "rank"});
+    expect_error(with([](auto& d) { d.weight.shape = {4, 6, 9, 3}; }), {"Conv", "input", "smaller than"});
+    expect_error(with([](auto& d) { d.kernel = ConvKernel::Gemm1x1; }), {"Conv", "kernel", "gemm1x1"});
+    expect_error(with([](auto& d) {
+                     d.group = 2;
+                     d.weight.shape = {4, 3, 3, 3};
+                     d.kernel = ConvKernel::ImplicitGemm;
+                 }),
+                 {"Conv", "kernel", "group 1"});
+    expect_error(with([](auto& d) {
+                     d.input.shape = {1, 6, 5, 7, 7};
+                     d.weight.shape = {4, 6, 3, 3, 3};
+                 }),
+                 {"Conv", "3-D"});
+    expect_error(with([](auto& d) { d.activation.kind = ActivationKind(200); }), {"Conv", "activation"});
+}
+
+TEST_F(ConvTest, RecordChecksTensors) {
+    auto op = ops::Conv::create(dev(), {.input = {{1, 3, 5, 5}}, .weight = {{2, 3, 3, 3}}, .residual = true});
+    EXPECT_EQ(op->inputs().size(), 3u); // X, W, residual
+    const HostTensor x = random_tensor({1, 3, 5, 5}, gpu::DType::f32, 1);
+    const HostTensor w = random_tensor({2, 3, 3, 3}, gpu::DType::f32, 2);
+    expect_error([&] { run_op(dev(), *op, {x, w}); }, {"Conv", "inputs"});
+}
+
+} // namespace
+} // namespace vkml::test

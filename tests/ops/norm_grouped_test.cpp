@@ -1,0 +1,310 @@
+// InstanceNormalization, LayerNormalization and GroupNormalization against the double-precision
+// references in ref/norm_ref.cpp. Each runs both kernels: single-pass (one workgroup per group) and
+// split (partial moments over several workgroups, merged in a second dispatch), forced with
+// `partials` on small shapes and chosen by size on a larger one.
+#include <cstdio>
+#include <cstdlib>
+
+#include "op_test.hpp"
+#include "ref/norm_ref.hpp"
+#include "vkml/ops/norm.hpp"
+
+namespace vkml::test {
+namespace {
+
+using gpu::DType;
+using ops::Activation;
+using ops::ActivationKind;
+
+// VKML_NORM_PRINT=1 prints every case's error, to re-derive the tolerances on another device.
+void check(const HostTensor& got, const HostTensor& want, double tol, const std::string& what) {
+    if (std::getenv("VKML_NORM_PRINT"))
+        std::printf("  %-70s %.3g\n", what.c_str(), relative_error(got, want));
+    expect_close(got, want, tol, what);
+}
+
+std::string label(const gpu::Shape& shape, DType dt, uint32_t partials) {
+    return std::string(gpu::dtype_name(dt)) + shape.str() + " partials " + std::to_string(partials);
+}
+
+// Grouped normalization error: the statistics (fp32 Welford, relative to a shift) and the output's
+// few roundings, about 1e-7 measured; f16: the output's own rounding (at most 2^-11 relative per
+// element, about 2e-4 measured) dominates.
+constexpr double grouped_f32 = 5e-7, grouped_f16 = 5e-4;
+// Inputs of 100 +- 2 and 1000 +- 2 keep the same bounds: centring on the group's first element
+// makes them as accurate as inputs near 0. Without the shift, Welford alone measured 1.5e-6 (100)
+// and 2e-5 (1000) in f32; a naive fp32 E[x^2] - E[x]^2 would be off by percents or more.
+constexpr double offset_f32 = grouped_f32, offset_f16 = grouped_f16;
+
+// ---------------------------------------------------------------------------------------------
+// InstanceNormalization
+
+class NormInstanceNormalization : public GpuTest {
+protected:
+    // Runs x (N, C, ...) with random per-channel scale and bias; returns the kernel's partials.
+    uint32_t run(const gpu::Shape& shape, DType dt, uint32_t seed, uint32_t partials, double offset = 0,
+                 Activation act = {}, float epsilon = 1e-5f, double tol32 = grouped_f32,
+                 double tol16 = grouped_f16) {
+        const HostTensor x = random_tensor(shape, dt, seed, offset - 2, offset + 2);
+        const HostTensor scale = random_tensor({shape[1]}, dt, seed + 1);
+        const HostTensor bias = random_tensor({shape[1]}, dt, seed + 2);
+        auto op = ops::InstanceNormalization::create(dev(), {.input = x.desc,
+                                                             .scale = scale.desc,
+                                                             .bias = bias.desc,
+                                                             .epsilon = epsilon,
+                                                             .activation = act,
+                                                             .partials = partials});
+        const auto out = run_op(dev(), *op, {x, scale, bias}, 2);
+        check(out[0], ref_norm::instance_norm(x, scale, bias, epsilon, act), tolerance(dt, tol32, tol16),
+              "InstanceNormalization " + label(shape, dt, op->partials()) + " offset " +
+                  std::to_string(offset) + " " + ops::activation_name(act.kind));
+        return op->partials();
+    }
+};
+
+TEST_F(NormInstanceNormalization, SinglePassShapes) {
+    // Odd and prime sizes; 37x41 runs each invocation over the plane several times; rank 3 and 5.
+    const std::vector<gpu::Shape> shapes = {
+        {2, 3, 7, 11}, {2, 5, 37, 41}, {1, 7, 13}, {2, 3, 2, 3, 5}, {3, 2, 1, 1}};
+    for (DType dt : float_dtypes(dev()))
+        for (size_t i = 0; i < shapes.size(); ++i)
+            EXPECT_EQ(run(shapes[i], dt, uint32_t(100 + i), 0, 0, {}, i == 4 ? 1e-3f : 1e-5f), 1u);
+}
+
+TEST_F(NormInstanceNormalization, SplitKernel) {
+    // Forced partial counts, including ones that do not divide the plane and the most allowed.
+    for (DType dt : float_dtypes(dev())) {
+        EXPECT_EQ(run({2, 3, 37, 41}, dt, 110, 2), 2u);
+        EXPECT_EQ(run({2, 3, 37, 41}, dt, 111, 7), 7u);
+        EXPECT_EQ(run({1, 5, 7, 11}, dt, 112, 3), 3u);
+        // The most allowed: chunks of ceil(1517 / 256) = 6 elements, so 253 workgroups.
+        EXPECT_EQ(run({1, 2, 37, 41}, dt, 113, 256), 253u);
+        // More partials than elements: one element per workgroup.
+        EXPECT_EQ(run({2, 3, 2, 3}, dt, 114, 10), 6u);
+    }
+}
+
+TEST_F(NormInstanceNormalization, SplitChosenBySize) {
+    // Few large planes (a style-transfer layer, scaled down): the split kernel without asking.
+    for (DType dt : float_dtypes(dev())) EXPECT_GT(run({1, 3, 97, 101}, dt, 120, 0), 1u);
+}
+
+TEST_F(NormInstanceNormalization, LargeOffsetIsStable) {
+    for (DType dt : float_dtypes(dev()))
+        for (uint32_t partials : {0u, 5u}) {
+            run({2, 3, 37, 41}, dt, 130, partials, 100.0, {}, 1e-5f, offset_f32, offset_f16);
+            run({2, 3, 37, 41}, dt, 131, partials, 1000.0, {}, 1e-5f, offset_f32, offset_f16);
+        }
+}
+
+TEST_F(NormInstanceNormalization, FusedActivation) {
+    const std::vector<Activation> acts = {{ActivationKind::Relu},
+                                          {ActivationKind::LeakyRelu, 0.2f},
+                                          {ActivationKind::Sigmoid},
+                                          {ActivationKind::Clip, -0.3f, 0.9f}};
+    for (DType dt : float_dtypes(dev()))
+        for (const Activation& act : acts)
+            for (uint32_t partials : {0u, 3u})
+                run({2, 5, 7, 11}, dt, 140 + uint32_t(act.kind), partials, 0, act);
+}
+
+TEST_F(NormInstanceNormalization, DescriptorErrors) {
+    const TensorDesc x{{2, 3, 4, 5}, DType::f32}, c3{{3}, DType::f32};
+    auto expect = [&](const ops::InstanceNormalizationDesc& d, std::initializer_list<const char*> needles) {
+        expect_error([&] { ops::InstanceNormalization::create(dev(), d); }, needles);
+    };
+    expect({.input = x, .scale = {{4}, DType::f32}, .bias = c3}, {"InstanceNormalization", "scale", "[3]"});
+    expect({.input = x, .scale = c3, .bias = {{3, 1}, DType::f32}}, {"InstanceNormalization", "bias", "[3]"});
+    expect({.input = x, .scale = {{3}, DType::f16}, .bias = c3}, {"InstanceNormalization", "scale", "dtype"});
+    expect({.input = {{2, 3}, DType::f32}, .scale = c3, .bias = c3},
+           {"InstanceNormalization", "input", "rank"});
+    expect({.input = {{2, 3, 4}, DType::i32}, .scale = c3, .bias = c3},
+           {"InstanceNormalization", "f32 or f16"});
+    expect({.input = x, .scale = c3, .bias = c3, .epsilon = NAN}, {"InstanceNormalization", "epsilon"});
+    expect({.input = x, .scale = c3, .bias = c3, .partials = 257}, {"InstanceNormalization", "partials"});
+}
+
+// ---------------------------------------------------------------------------------------------
+// LayerNormalization
+
+class NormLayerNormalization : public GpuTest {
+protected:
+    struct Case {
+        gpu::Shape shape;
+        int64_t axis = -1;
+        gpu::Shape scale, bias; // bias rank 0: no B
+        uint32_t partials = 0;
+        double offset = 0;
+        bool stats = false;
+        Activation act;
+    };
+    uint32_t run(const Case& c, DType dt, uint32_t seed, double tol32 = grouped_f32,
+                 double tol16 = grouped_f16) {
+        const HostTensor x = random_tensor(c.shape, dt, seed, c.offset - 2, c.offset + 2);
+        const HostTensor scale = random_tensor(c.scale, dt, seed + 1);
+        const HostTensor bias = random_tensor(c.bias.rank() ? c.bias : gpu::Shape{1}, dt, seed + 2);
+        const bool has_bias = c.bias.rank() > 0;
+        auto op = ops::LayerNormalization::create(dev(),
+                                                  {.input = x.desc,
+                                                   .scale = scale.desc,
+                                                   .bias = has_bias ? std::optional(bias.desc) : std::nullopt,
+                                                   .axis = c.axis,
+                                                   .stats_outputs = c.stats,
+                                                   .activation = c.act,
+                                                   .partials = c.partials});
+        std::vector<HostTensor> in{x, scale};
+        if (has_bias) in.push_back(bias);
+        const auto out = run_op(dev(), *op, in, 2);
+        const auto want = ref_norm::layer_norm(x, scale, has_bias ? &bias : nullptr, c.axis, 1e-5f, c.act);
+        const std::string what = "LayerNormalization " + label(c.shape, dt, op->partials()) + " axis " +
+                                 std::to_string(c.axis) + " scale " + c.scale.str() + " bias " +
+                                 (has_bias ? c.bias.str() : "none") + " offset " + std::to_string(c.offset);
+        check(out[0], want.y, tolerance(dt, tol32, tol16), what);
+        EXPECT_EQ(out.size(), c.stats ? 3u : 1u);
+        if (c.stats && out.size() == 3) {
+            // Mean and InvStdDev are fp32 whatever X is; only the statistics' own error remains.
+            check(out[1], want.mean, 1e-6, what + " Mean"); // means near 0: relative error ~4e-7
+            check(out[2], want.inv_std_dev, 3e-7, what + " InvStdDev");
+        }
+        return op->partials();
+    }
+};
+
+TEST_F(NormLayerNormalization, AxesAndShapes) {
+    for (DType dt : float_dtypes(dev())) {
+        run({{2, 3, 7, 11}, -1, {11}, {11}}, dt, 200);
+        run({{2, 3, 7, 11}, 2, {7, 11}, {7, 11}}, dt, 201);
+        run({{2, 3, 7, 11}, 1, {3, 7, 11}, {3, 7, 11}}, dt, 202);
+        run({{2, 3, 7, 11}, 0, {2, 3, 7, 11}, {2, 3, 7, 11}}, dt, 203); // one group of everything
+        run({{3, 37, 41}, -2, {37, 41}, {37, 41}}, dt, 204);
+        run({{6, 64}, -1, {64}, {}}, dt, 205); // no B
+        run({{13}, 0, {13}, {13}}, dt, 206);   // rank 1
+    }
+}
+
+TEST_F(NormLayerNormalization, SplitKernel) {
+    for (DType dt : float_dtypes(dev())) {
+        EXPECT_EQ(run({{3, 37, 41}, -2, {37, 41}, {37, 41}, 3}, dt, 210), 3u);
+        EXPECT_EQ(run({{5, 7, 11}, -1, {11}, {}, 8}, dt, 211), 6u); // 11 elements: chunks of 2
+        EXPECT_EQ(run({{2, 3, 7, 11}, 1, {1, 11}, {7, 1}, 5}, dt, 212), 5u);
+        EXPECT_GT(run({{2, 9001}, -1, {9001}, {9001}}, dt, 213), 1u); // chosen by size
+    }
+}
+
+TEST_F(NormLayerNormalization, BroadcastScaleAndBias) {
+    // Scale and B broadcast unidirectionally to X: over normalized dimensions, over leading
+    // dimensions (per-row parameters), as scalars, and with leading ones (the fast path).
+    for (DType dt : float_dtypes(dev()))
+        for (uint32_t partials : {0u, 2u}) {
+            run({{2, 5, 7}, 1, {7}, {5, 1}, partials}, dt, 220);
+            run({{2, 5, 7}, 1, {1, 7}, {1}, partials}, dt, 221);
+            run({{2, 5, 7}, -1, {2, 5, 7}, {5, 7}, partials}, dt, 222);
+            run({{2, 5, 7}, -1, {1, 1, 7}, {2, 1, 1}, partials}, dt, 223);
+            run({{2, 5, 7}, 1, {1}, {}, partials}, dt, 224);
+        }
+}
+
+TEST_F(NormLayerNormalization, MeanAndInvStdDevOutputs) {
+    for (DType dt : float_dtypes(dev()))
+        for (uint32_t partials : {0u, 3u}) {
+            run({{2, 3, 7, 11}, 2, {7, 11}, {7, 11}, partials, 0, true}, dt, 230);
+            run({{2, 3, 7, 11}, -1, {11}, {}, partials, 100, true}, dt, 231, offset_f32, offset_f16);
+        }
+}
+
+TEST_F(NormLayerNormalization, LargeOffsetAndActivation) {
+    for (DType dt : float_dtypes(dev()))
+        for (uint32_t partials : {0u, 3u}) {
+            run({{4, 37, 41}, -2, {37, 41}, {37, 41}, partials, 100}, dt, 240, offset_f32, offset_f16);
+            run({{6, 33}, -1, {33}, {33}, partials, 0, false, {ActivationKind::Gelu}}, dt, 241);
+        }
+}
+
+TEST_F(NormLayerNormalization, DescriptorErrors) {
+    const TensorDesc x{{2, 3, 7}, DType::f32}, s{{7}, DType::f32};
+    auto expect = [&](const ops::LayerNormalizationDesc& d, std::initializer_list<const char*> needles) {
+        expect_error([&] { ops::LayerNormalization::create(dev(), d); }, needles);
+    };
+    expect({.input = x, .scale = s, .axis = 3}, {"LayerNormalization", "axis", "out of range"});
+    expect({.input = x, .scale = s, .axis = -4}, {"LayerNormalization", "axis", "out of range"});
+    expect({.input = x, .scale = {{6}, DType::f32}}, {"LayerNormalization", "scale", "broadcast"});
+    expect({.input = x, .scale = {{1, 2, 3, 7}, DType::f32}}, {"LayerNormalization", "scale", "broadcast"});
+    expect({.input = x, .scale = s, .bias = TensorDesc{{3, 6}, DType::f32}}, {"LayerNormalization", "bias"});
+    expect({.input = x, .scale = {{7}, DType::f16}}, {"LayerNormalization", "scale", "dtype"});
+    expect({.input = x, .scale = s, .stash_type = 10}, {"LayerNormalization", "stash_type"});
+    expect({.input = {{2, 3}, DType::u8}, .scale = s}, {"LayerNormalization", "f32 or f16"});
+    expect({.input = x, .scale = s, .epsilon = -1.f}, {"LayerNormalization", "epsilon"});
+}
+
+// ---------------------------------------------------------------------------------------------
+// GroupNormalization
+
+class NormGroupNormalization : public GpuTest {
+protected:
+    uint32_t run(const gpu::Shape& shape, int64_t groups, DType dt, uint32_t seed, uint32_t partials = 0,
+                 bool per_group = false, double offset = 0, Activation act = {}, double tol32 = grouped_f32,
+                 double tol16 = grouped_f16) {
+        const HostTensor x = random_tensor(shape, dt, seed, offset - 2, offset + 2);
+        const gpu::Shape ps{per_group ? groups : shape[1]};
+        const HostTensor scale = random_tensor(ps, dt, seed + 1), bias = random_tensor(ps, dt, seed + 2);
+        auto op = ops::GroupNormalization::create(dev(), {.input = x.desc,
+                                                          .scale = scale.desc,
+                                                          .bias = bias.desc,
+                                                          .num_groups = groups,
+                                                          .activation = act,
+                                                          .partials = partials});
+        const auto out = run_op(dev(), *op, {x, scale, bias}, 2);
+        check(out[0], ref_norm::group_norm(x, scale, bias, groups, 1e-5f, act), tolerance(dt, tol32, tol16),
+              "GroupNormalization " + label(shape, dt, op->partials()) + " groups " + std::to_string(groups) +
+                  (per_group ? " per-group" : " per-channel") + " offset " + std::to_string(offset));
+        return op->partials();
+    }
+};
+
+TEST_F(NormGroupNormalization, GroupCounts) {
+    for (DType dt : float_dtypes(dev())) {
+        for (int64_t g : {1, 2, 3, 6}) run({2, 6, 7, 11}, g, dt, 300 + uint32_t(g));
+        run({2, 10, 13}, 5, dt, 310);
+        run({3, 10}, 5, dt, 311); // rank 2: groups of channels only
+        run({1, 4, 3, 5, 2}, 2, dt, 312);
+    }
+}
+
+TEST_F(NormGroupNormalization, PerGroupScaleOpset18) {
+    for (DType dt : float_dtypes(dev())) {
+        run({2, 6, 5, 7}, 3, dt, 320, 0, true);
+        run({2, 6, 5, 7}, 2, dt, 321, 4, true);
+    }
+}
+
+TEST_F(NormGroupNormalization, SplitKernelOffsetAndActivation) {
+    for (DType dt : float_dtypes(dev())) {
+        EXPECT_EQ(run({2, 4, 37, 41}, 2, dt, 330, 5), 5u);
+        run({2, 4, 37, 41}, 2, dt, 331, 0, false, 100, {}, offset_f32, offset_f16);
+        run({2, 4, 37, 41}, 2, dt, 332, 6, false, 100, {}, offset_f32, offset_f16);
+        run({2, 6, 7, 11}, 3, dt, 333, 0, false, 0, {ActivationKind::Silu});
+        run({2, 6, 7, 11}, 3, dt, 334, 3, false, 0, {ActivationKind::Silu});
+    }
+}
+
+TEST_F(NormGroupNormalization, DescriptorErrors) {
+    const TensorDesc x{{2, 6, 4, 5}, DType::f32}, c6{{6}, DType::f32}, g3{{3}, DType::f32};
+    auto expect = [&](const ops::GroupNormalizationDesc& d, std::initializer_list<const char*> needles) {
+        expect_error([&] { ops::GroupNormalization::create(dev(), d); }, needles);
+    };
+    expect({.input = x, .scale = c6, .bias = c6, .num_groups = 4},
+           {"GroupNormalization", "num_groups", "divide"});
+    expect({.input = x, .scale = c6, .bias = c6}, {"GroupNormalization", "num_groups"}); // required
+    expect({.input = x, .scale = c6, .bias = c6, .num_groups = -3}, {"GroupNormalization", "num_groups"});
+    expect({.input = x, .scale = {{5}, DType::f32}, .bias = c6, .num_groups = 3},
+           {"GroupNormalization", "scale", "[6]"});
+    expect({.input = x, .scale = c6, .bias = g3, .num_groups = 3}, {"GroupNormalization", "bias", "[6]"});
+    expect({.input = x, .scale = g3, .bias = c6, .num_groups = 3}, {"GroupNormalization", "bias", "[3]"});
+    expect({.input = x, .scale = c6, .bias = c6, .num_groups = 3, .stash_type = 11},
+           {"GroupNormalization", "stash_type"});
+    expect({.input = {{6}, DType::f32}, .scale = c6, .bias = c6, .num_groups = 3},
+           {"GroupNormalization", "rank"});
+}
+
+} // namespace
+} // namespace vkml::test

@@ -1,0 +1,99 @@
+// Softmax / LogSoftmax (opset 13, along one axis) against ref_reduce::softmax.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "op_test.hpp"
+#include "ref/reduce_ref.hpp"
+#include "vkml/ops/reduce.hpp"
+
+namespace vkml::test {
+namespace {
+
+using gpu::DType;
+using gpu::Shape;
+using ops::ReducePath;
+using ops::SoftmaxKind;
+namespace ref = ref_reduce;
+
+class ReduceSoftmaxTest : public GpuTest {};
+
+struct Case {
+    Shape shape;
+    int64_t axis;
+};
+
+// Relative L2 error of the whole output. f32: exp/log in fp32 plus a sum of up to ~1000 terms,
+// 1e-5 (Softmax) and 1e-6 (LogSoftmax, whose outputs are dominated by x - max, exact in fp32 for
+// these inputs up to one rounding). f16: the output's own rounding (2^-11 relative), 1e-3.
+double softmax_tolerance(SoftmaxKind kind, DType dtype) {
+    return tolerance(dtype, kind == SoftmaxKind::Softmax ? 1e-5 : 1e-6, 1e-3);
+}
+
+void check(gpu::Device& dev, SoftmaxKind kind, const HostTensor& x, const Case& c, ReducePath path) {
+    auto op = ops::Softmax::create(dev, {.kind = kind, .input = x.desc, .axis = c.axis, .path = path});
+    const std::string what = std::string(kind == SoftmaxKind::Softmax ? "Softmax " : "LogSoftmax ") +
+                             gpu::dtype_name(x.desc.dtype) + x.shape().str() + " axis " +
+                             std::to_string(c.axis) + " " + ops::reduce_path_name(op->path());
+    if (path != ReducePath::Auto) {
+        EXPECT_EQ(op->path(), path) << what;
+    }
+    expect_close(run_op(dev, *op, {x}, 2)[0], ref::softmax(x, c.axis, kind == SoftmaxKind::LogSoftmax),
+                 softmax_tolerance(kind, x.desc.dtype), what);
+}
+
+TEST_F(ReduceSoftmaxTest, AxesAndPaths) {
+    const std::vector<Case> cases = {
+        {{3, 7, 5}, 1}, {{3, 7, 5}, -1}, {{3, 7, 5}, 0}, {{2, 3, 4, 5}, -3},
+        {{29}, 0},      {{3, 1031}, 1}, // long contiguous rows: Auto takes the workgroup kernel
+        {{263, 3}, 0},                  // long strided rows, few of them: workgroup too
+    };
+    uint32_t seed = 1;
+    for (SoftmaxKind kind : {SoftmaxKind::Softmax, SoftmaxKind::LogSoftmax})
+        for (DType dtype : float_dtypes(dev()))
+            for (const Case& c : cases) {
+                const HostTensor x = random_tensor(c.shape, dtype, seed++, -4.0, 4.0);
+                for (ReducePath path : {ReducePath::PerOutput, ReducePath::Workgroup})
+                    check(dev(), kind, x, c, path);
+            }
+    auto big = ops::Softmax::create(dev(), {.input = {{3, 1031}, DType::f32}});
+    EXPECT_EQ(big->path(), ReducePath::Workgroup);
+    auto small = ops::Softmax::create(dev(), {.input = {{3, 7, 5}, DType::f32}, .axis = 1});
+    EXPECT_EQ(small->path(), ReducePath::PerOutput);
+}
+
+// Inputs far from zero: exp() overflows (or underflows to 0 for every element) unless the row's
+// maximum is subtracted first.
+TEST_F(ReduceSoftmaxTest, LargeMagnitudesAreStable) {
+    const Case c{{4, 300}, -1};
+    for (SoftmaxKind kind : {SoftmaxKind::Softmax, SoftmaxKind::LogSoftmax})
+        for (DType dtype : float_dtypes(dev()))
+            for (double centre : {200.0, -200.0}) {
+                const HostTensor x = random_tensor(c.shape, dtype, 9, centre - 8, centre + 8);
+                for (ReducePath path : {ReducePath::PerOutput, ReducePath::Workgroup})
+                    check(dev(), kind, x, c, path);
+            }
+}
+
+TEST_F(ReduceSoftmaxTest, DescriptorErrors) {
+    expect_error(
+        [&] {
+            ops::Softmax::create(dev(), {.input = {{3, 4}, DType::f32}, .axis = 2});
+        },
+        {"Softmax", "axis", "out of range"});
+    expect_error(
+        [&] {
+            ops::Softmax::create(
+                dev(), {.kind = SoftmaxKind::LogSoftmax, .input = {{3, 4}, DType::f32}, .axis = -3});
+        },
+        {"LogSoftmax", "axis", "out of range"});
+    expect_error(
+        [&] {
+            ops::Softmax::create(dev(), {.input = {{3, 4}, DType::i32}});
+        },
+        {"Softmax", "input", "f32 or f16"});
+}
+
+} // namespace
+} // namespace vkml::test
