@@ -38,7 +38,7 @@ float vkml_activate(uint kind, float x, float alpha, float beta) {
     switch (kind) {
     case VKML_ACT_RELU: return max(x, 0.0);
     case VKML_ACT_LEAKY_RELU: return x >= 0.0 ? x : alpha * x;
-    case VKML_ACT_CLIP: return clamp(x, alpha, beta);
+    case VKML_ACT_CLIP: return min(max(x, alpha), beta); // clamp() is undefined when min > max
     case VKML_ACT_SIGMOID: return 1.0 / (1.0 + exp(-x));
     case VKML_ACT_HARD_SIGMOID: return clamp(alpha * x + beta, 0.0, 1.0);
     case VKML_ACT_HARD_SWISH: return x * clamp(x / 6.0 + 0.5, 0.0, 1.0);

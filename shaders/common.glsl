@@ -49,9 +49,8 @@
 #define VKML_LOCAL_SIZE layout(local_size_x_id = 100, local_size_y_id = 101, local_size_z_id = 102) in
 
 // Total invocation index for 1-D kernels that may be dispatched as a 2-D grid when the element
-// count exceeds maxComputeWorkGroupCount[0] groups (see CommandBuffer::groups_for).
-uint vkml_linear_id() {
-    return gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-}
+// count exceeds maxComputeWorkGroupCount[0] groups (see CommandBuffer::groups_for). A macro, not a
+// function: a function defined here would see gl_WorkGroupSize before VKML_LOCAL_SIZE, i.e. 1.
+#define vkml_linear_id() (gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x)
 
 #endif

@@ -2,7 +2,81 @@
 
 namespace vkml::ops::detail {
 
-// Filled in as the elementwise operators land.
-void add_elementwise_ops(std::vector<OpInfo>&) {}
+// Kernels: one invocation per element. Unary ops: elementwise_unary, the op a specialization
+// constant. Binary ops: elementwise_binary / elementwise_compare with numpy broadcasting up to rank
+// 6 (dimensions merged at create(); a flat path without index math when all shapes are equal).
+void add_elementwise_ops(std::vector<OpInfo>& out) {
+    const std::string f = "Element-wise";
+    const std::string fused = "; fused activation (float results)";
+    const std::string bcast = "numpy broadcasting up to rank 6 (flat path when shapes match)";
+    const std::string math = "fp32 math";
+    auto unary = [&](const char* type, const std::string& dtypes, const std::string& notes) {
+        out.push_back({type, f, dtypes, notes});
+    };
+    unary("Abs", "f32, f16, i32", math + " (i32: integer)" + fused);
+    unary("Neg", "f32, f16, i32", math + " (i32: integer)" + fused);
+    unary("Exp", "f32, f16", math + fused);
+    unary("Log", "f32, f16", math + fused);
+    unary("Sqrt", "f32, f16", math + fused);
+    unary("Reciprocal", "f32, f16", math + fused);
+    unary("Floor", "f32, f16", math + fused);
+    unary("Ceil", "f32, f16", math + fused);
+    unary("Round", "f32, f16", "halves to even" + fused);
+    unary("Sin", "f32, f16", math + fused);
+    unary("Cos", "f32, f16", math + fused);
+    unary("Erf", "f32, f16", "rational approximation, absolute error below 1.2e-7" + fused);
+    unary("Sign", "f32, f16, i32", math + " (i32: integer)" + fused);
+    unary("Not", "u8 (bool)", "nonzero -> 0, zero -> 1");
+    unary("Relu", "f32, f16, i32", math + " (i32: integer)" + fused);
+    unary("LeakyRelu", "f32, f16", "alpha" + fused);
+    unary("Elu", "f32, f16", "alpha" + fused);
+    unary("Selu", "f32, f16", "alpha, gamma" + fused);
+    unary("Celu", "f32, f16", "alpha (nonzero)" + fused);
+    unary("Sigmoid", "f32, f16", math + fused);
+    unary("HardSigmoid", "f32, f16", "alpha, beta" + fused);
+    unary("HardSwish", "f32, f16", math + fused);
+    unary("Tanh", "f32, f16", math + fused);
+    unary("Softplus", "f32, f16", "overflow-free form" + fused);
+    unary("Softsign", "f32, f16", math + fused);
+    unary("Mish", "f32, f16", math + fused);
+    unary("Gelu", "f32, f16", "approximate \"none\" (erf) and \"tanh\"" + fused);
+    unary("Swish", "f32, f16",
+          "alpha (opset 24); alpha 1 is SiLU, the fused form of Mul(x, Sigmoid(x))" + fused);
+    out.push_back({"Clip", f, "f32, f16, i32",
+                   "min/max as one-element inputs (Clip-11+) or attributes min_value/max_value (Clip-6), "
+                   "default -inf/+inf; min > max gives max; i32 attribute bounds round inward"});
+
+    out.push_back({"Add", f, "f32, f16, i32", bcast + fused});
+    out.push_back({"Sub", f, "f32, f16, i32", bcast + fused});
+    out.push_back({"Mul", f, "f32, f16, i32", bcast + fused});
+    out.push_back(
+        {"Div", f, "f32, f16, i32", bcast + "; i32 truncates toward zero, division by 0 undefined" + fused});
+    out.push_back({"Pow", f, "f32, f16",
+                   bcast +
+                       "; base and exponent of one dtype (no mixed T/T1); negative base with an integral "
+                       "exponent as C pow, NaN otherwise" +
+                       fused});
+    out.push_back({"Mod", f, "f32, f16, i32",
+                   bcast +
+                       "; fmod 1: C fmod (dividend's sign); fmod 0: divisor's sign, for floats too "
+                       "(ONNX asks fmod 1 there)" +
+                       fused});
+    out.push_back({"PRelu", f, "f32, f16", "slope broadcast unidirectionally to X" + fused});
+    for (const char* cmp : {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"})
+        out.push_back({cmp, f, "f32, f16, i32, u8 -> u8", bcast});
+    for (const char* logic : {"And", "Or", "Xor"}) out.push_back({logic, f, "u8 (bool)", bcast});
+    // Folding through the output means an f16 Sum/Mean rounds its partial sums to f16 (N-2 extra
+    // roundings); Max and Min are exact.
+    const std::string variadic = "1+ inputs broadcast together; N-1 dispatches folding into the output";
+    out.push_back({"Max", f, "f32, f16, i32", variadic + fused});
+    out.push_back({"Min", f, "f32, f16, i32", variadic + fused});
+    out.push_back({"Sum", f, "f32, f16, i32", variadic + " (f16: partial sums stored in f16)" + fused});
+    out.push_back({"Mean", f, "f32, f16", variadic + " (f16: partial sums stored in f16)" + fused});
+    out.push_back({"Where", f, "f32, f16, i32, u8", "bool (u8) condition; three-way " + bcast});
+    out.push_back(
+        {"Cast", f, "f32, f16, i32, i64, u8",
+         "every pair; float -> int truncates and saturates (NaN -> 0; ONNX leaves it undefined); "
+         "int -> narrower int wraps; to_bool for ONNX BOOL (nonzero -> 1); i64 as 32-bit word pairs"});
+}
 
 } // namespace vkml::ops::detail

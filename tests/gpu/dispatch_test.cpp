@@ -112,13 +112,14 @@ TEST_F(GpuTest, FillAndCopyMatch) {
 }
 
 TEST_F(GpuTest, LargeGridsFoldIntoTwoDimensions) {
-    // Workgroups of one invocation: more groups than maxComputeWorkGroupCount[0] on most devices.
+    // Workgroups of two invocations: more groups than maxComputeWorkGroupCount[0] on most devices,
+    // and a workgroup size above 1 so the shader's folded index must use the real size.
     const uint32_t max_x = dev().caps().max_workgroup_count[0];
     if (max_x > (1u << 20)) GTEST_SKIP() << "grid limit too large to exceed cheaply";
-    const uint32_t n = max_x + 1000;
+    const uint32_t n = 2 * max_x + 1001;
     gpu::Tensor t(dev(), {n}, DType::f32);
-    const gpu::Pipeline& fill = dev().pipeline(
-        {.shader = ShaderId::fill_f32, .bindings = 1, .push_constant_bytes = 8, .workgroup = {1, 1, 1}});
+    const gpu::Pipeline& fill = dev().pipeline({.shader = ShaderId::fill_f32, .bindings = 1, .push_constant_bytes = 8,
+                                                .workgroup = {2, 1, 1}});
     gpu::CommandBuffer probe(dev(), QueueRole::Compute);
     const auto groups = probe.groups_for(fill, n);
     EXPECT_EQ(groups[0], max_x);
@@ -127,12 +128,13 @@ TEST_F(GpuTest, LargeGridsFoldIntoTwoDimensions) {
         uint32_t n;
         float v;
     } fp{n, 7.f};
+    gpu::upload(dev(), t, std::vector<float>(n, 0.f));
     dev().run_now(QueueRole::Compute, [&](gpu::CommandBuffer& cmd) {
         const gpu::BufferRange r[] = {t.range()};
         cmd.dispatch(fill, r, fp, groups);
     });
     const auto out = gpu::download_floats(dev(), t);
-    EXPECT_EQ(std::count(out.begin(), out.end(), 7.f), std::ptrdiff_t(n));
+    EXPECT_EQ(std::count(out.begin(), out.end(), 7.f), std::ptrdiff_t(n)) << "every element written exactly";
 }
 
 TEST_F(GpuTest, DispatchRejectsWrongBindingsAndPushConstants) {

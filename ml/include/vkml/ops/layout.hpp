@@ -1,0 +1,325 @@
+#pragma once
+// The resampling and layout family, with ONNX semantics: Resize, DepthToSpace, SpaceToDepth,
+// Concat, Split, Slice, Transpose, Pad, Gather, GatherElements, Expand, Tile; and Reshape,
+// Flatten, Squeeze and Unsqueeze as views (no kernel: shape functions plus gpu::Tensor views).
+//
+// Layout ops move bits, never convert: they take f32, f16, i32, i64 (copied as pairs of 32-bit
+// words, so no shaderInt64 is needed) and u8 (bool; needs 8-bit storage), and their results are
+// exact. Resize interpolates and takes f32 or f16 only.
+//
+// ONNX passes some attributes as tensor inputs (Slice starts/ends/axes/steps, Pad pads/
+// constant_value/axes, Resize roi/scales/sizes, Split split, Expand shape, Tile repeats). Shapes
+// are fixed at create(), so those are descriptor fields here, not tensors.
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "vkml/ops/op.hpp"
+
+namespace vkml::gpu {
+class Pipeline;
+}
+
+namespace vkml::ops {
+
+// ---------------------------------------------------------------------------------------------
+// Views: Reshape, Flatten, Squeeze, Unsqueeze. No kernel runs; the *_shape functions apply ONNX's
+// shape rules (failing with "<Op>: <field>: ..." on a bad argument) and the *_view functions return
+// a gpu::Tensor sharing the input's memory. A view needs a contiguous input.
+
+// ONNX Reshape: 0 copies the input's dimension (unless allowzero), one -1 is inferred.
+Shape reshape_shape(const Shape& in, std::span<const int64_t> shape, bool allowzero = false);
+// ONNX Flatten: [prod(in[:axis]), prod(in[axis:])], axis in [-rank, rank].
+Shape flatten_shape(const Shape& in, int64_t axis = 1);
+// ONNX Squeeze: drops the size-1 dimensions named by `axes` (empty: every size-1 dimension).
+Shape squeeze_shape(const Shape& in, std::span<const int64_t> axes = {});
+// ONNX Unsqueeze: inserts size-1 dimensions at `axes`, which index the output's dimensions.
+Shape unsqueeze_shape(const Shape& in, std::span<const int64_t> axes);
+
+Tensor reshape_view(const Tensor& t, std::span<const int64_t> shape, bool allowzero = false);
+Tensor flatten_view(const Tensor& t, int64_t axis = 1);
+Tensor squeeze_view(const Tensor& t, std::span<const int64_t> axes = {});
+Tensor unsqueeze_view(const Tensor& t, std::span<const int64_t> axes);
+
+namespace detail {
+// Parameters of the strided-copy kernel that Transpose, Slice, Expand, Tile, DepthToSpace,
+// SpaceToDepth and Split share (internal; see layout_copy.cpp).
+struct LayoutCopyPlan {
+    const gpu::Pipeline* pipeline = nullptr;
+    uint32_t count = 0; // invocations (32-bit words or elements copied); 0: nothing to do
+    std::array<uint32_t, 28> push{};
+};
+} // namespace detail
+
+// ---------------------------------------------------------------------------------------------
+// Resize (opset 19). Inputs: X. Output: Y.
+//
+// nearest works over any dimensions; linear and cubic interpolate the last two dimensions (H, W
+// of NCHW; a rank-1 input counts as W) and need every other dimension unchanged. Coordinates
+// follow the ONNX formulas with length_resized the integer output length; the arithmetic is fp32
+// on the GPU.
+struct ResizeDesc {
+    TensorDesc input;
+    // Exactly one of scales and sizes, one value per axis in `axes` (all axes when empty).
+    std::vector<float> scales;
+    std::vector<int64_t> sizes;
+    // tf_crop_and_resize only: [start..., end...] per axis, normalized coordinates (default 0, 1).
+    std::vector<float> roi;
+    std::vector<int64_t> axes;
+    std::string mode = "nearest";                              // nearest, linear, cubic
+    std::string coordinate_transformation_mode = "half_pixel"; // half_pixel, half_pixel_symmetric,
+                                                               // pytorch_half_pixel, align_corners,
+                                                               // asymmetric, tf_crop_and_resize
+    std::string nearest_mode = "round_prefer_floor";  // round_prefer_floor, round_prefer_ceil, floor, ceil
+    std::string keep_aspect_ratio_policy = "stretch"; // stretch, not_larger, not_smaller (sizes only)
+    float cubic_coeff_a = -0.75f;
+    int64_t exclude_outside = 0;
+    float extrapolation_value = 0.f; // tf_crop_and_resize: value of samples outside the input
+    int64_t antialias = 0;           // not supported: must be 0
+};
+
+class Resize final : public Op {
+public:
+    static std::unique_ptr<Resize> create(gpu::Device& device, const ResizeDesc& desc);
+    const char* type() const override { return "Resize"; }
+
+private:
+    explicit Resize(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    const gpu::Pipeline* pipeline_ = nullptr;
+    uint32_t count_ = 0;
+    float extrapolation_ = 0.f;
+};
+
+// ---------------------------------------------------------------------------------------------
+// DepthToSpace: X [N, C, H, W] -> Y [N, C / b², H * b, W * b]; mode DCR (depth-column-row) or CRD.
+struct DepthToSpaceDesc {
+    TensorDesc input;
+    int64_t blocksize = 0;
+    std::string mode = "DCR";
+};
+
+class DepthToSpace final : public Op {
+public:
+    static std::unique_ptr<DepthToSpace> create(gpu::Device& device, const DepthToSpaceDesc& desc);
+    const char* type() const override { return "DepthToSpace"; }
+
+private:
+    explicit DepthToSpace(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    detail::LayoutCopyPlan plan_;
+};
+
+// SpaceToDepth: X [N, C, H, W] -> Y [N, C * b², H / b, W / b].
+struct SpaceToDepthDesc {
+    TensorDesc input;
+    int64_t blocksize = 0;
+};
+
+class SpaceToDepth final : public Op {
+public:
+    static std::unique_ptr<SpaceToDepth> create(gpu::Device& device, const SpaceToDepthDesc& desc);
+    const char* type() const override { return "SpaceToDepth"; }
+
+private:
+    explicit SpaceToDepth(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    detail::LayoutCopyPlan plan_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Concat: inputs of one dtype and rank, equal except along `axis`. One dispatch per 8 inputs.
+struct ConcatDesc {
+    std::vector<TensorDesc> inputs;
+    int64_t axis = 0;
+};
+
+class Concat final : public Op {
+public:
+    static std::unique_ptr<Concat> create(gpu::Device& device, const ConcatDesc& desc);
+    const char* type() const override { return "Concat"; }
+
+private:
+    explicit Concat(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    struct Pass {
+        uint32_t first = 0, n = 0, count = 0; // inputs [first, first + n), invocations
+        std::array<uint32_t, 16> push{};
+    };
+    const gpu::Pipeline* pipeline_ = nullptr;
+    std::vector<Pass> passes_;
+};
+
+// Split: `split` gives the output lengths along `axis` (they must sum to its length); or
+// num_outputs equal chunks of ceil(length / num_outputs), the last one smaller (opset 18).
+struct SplitDesc {
+    TensorDesc input;
+    int64_t axis = 0;
+    std::vector<int64_t> split;
+    int64_t num_outputs = 0;
+};
+
+class Split final : public Op {
+public:
+    static std::unique_ptr<Split> create(gpu::Device& device, const SplitDesc& desc);
+    const char* type() const override { return "Split"; }
+
+private:
+    explicit Split(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    std::vector<detail::LayoutCopyPlan> plans_;
+};
+
+// Slice: starts/ends/axes/steps as in ONNX (negative indices count from the end and are clamped;
+// negative steps walk backwards). axes default to 0..n-1, steps to 1.
+struct SliceDesc {
+    TensorDesc input;
+    std::vector<int64_t> starts, ends, axes, steps;
+};
+
+class Slice final : public Op {
+public:
+    static std::unique_ptr<Slice> create(gpu::Device& device, const SliceDesc& desc);
+    const char* type() const override { return "Slice"; }
+
+private:
+    explicit Slice(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    detail::LayoutCopyPlan plan_;
+};
+
+// Transpose: output dimension i is input dimension perm[i]; perm defaults to reversing.
+struct TransposeDesc {
+    TensorDesc input;
+    std::vector<int64_t> perm;
+};
+
+class Transpose final : public Op {
+public:
+    static std::unique_ptr<Transpose> create(gpu::Device& device, const TransposeDesc& desc);
+    const char* type() const override { return "Transpose"; }
+
+private:
+    explicit Transpose(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    detail::LayoutCopyPlan plan_;
+};
+
+// Pad (opset 19+): pads = [begin..., end...] for `axes` (all axes when empty); negative pads crop.
+// Modes constant (constant_value, converted to the input's dtype), reflect, edge, wrap. reflect
+// and wrap repeat as numpy.pad does when a pad exceeds the input length.
+struct PadDesc {
+    TensorDesc input;
+    std::vector<int64_t> pads;
+    double constant_value = 0.0;
+    std::vector<int64_t> axes;
+    std::string mode = "constant";
+};
+
+class Pad final : public Op {
+public:
+    static std::unique_ptr<Pad> create(gpu::Device& device, const PadDesc& desc);
+    const char* type() const override { return "Pad"; }
+
+private:
+    explicit Pad(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    const gpu::Pipeline* pipeline_ = nullptr;
+    uint32_t count_ = 0;
+    std::array<uint32_t, 29> push_{};
+};
+
+// Gather: Y = data indexed along `axis` by `indices` (i32 or i64; negative counts from the end).
+// Inputs: data, indices. Output rank = rank(data) - 1 + rank(indices), at most 6. An index out of
+// [-n, n) cannot raise an error on the GPU: its output elements are 0.
+struct GatherDesc {
+    TensorDesc data;
+    TensorDesc indices;
+    int64_t axis = 0;
+};
+
+class Gather final : public Op {
+public:
+    static std::unique_ptr<Gather> create(gpu::Device& device, const GatherDesc& desc);
+    const char* type() const override { return "Gather"; }
+
+private:
+    explicit Gather(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    const gpu::Pipeline* pipeline_ = nullptr;
+    uint32_t count_ = 0;
+    std::array<uint32_t, 4> push_{};
+};
+
+// GatherElements: Y[i...] = data[i... with i[axis] = indices[i...]]; indices (i32 or i64) have
+// data's rank and no dimension longer than data's (except along axis); Y has indices' shape.
+// Out-of-range indices give 0, as in Gather.
+struct GatherElementsDesc {
+    TensorDesc data;
+    TensorDesc indices;
+    int64_t axis = 0;
+};
+
+class GatherElements final : public Op {
+public:
+    static std::unique_ptr<GatherElements> create(gpu::Device& device, const GatherElementsDesc& desc);
+    const char* type() const override { return "GatherElements"; }
+
+private:
+    explicit GatherElements(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    const gpu::Pipeline* pipeline_ = nullptr;
+    uint32_t count_ = 0;
+    std::array<uint32_t, 16> push_{};
+};
+
+// Expand: broadcasts the input and `shape` against each other (numpy rules, both directions).
+struct ExpandDesc {
+    TensorDesc input;
+    std::vector<int64_t> shape;
+};
+
+class Expand final : public Op {
+public:
+    static std::unique_ptr<Expand> create(gpu::Device& device, const ExpandDesc& desc);
+    const char* type() const override { return "Expand"; }
+
+private:
+    explicit Expand(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    detail::LayoutCopyPlan plan_;
+};
+
+// Tile: output dimension i is input dimension i repeated repeats[i] times.
+struct TileDesc {
+    TensorDesc input;
+    std::vector<int64_t> repeats;
+};
+
+class Tile final : public Op {
+public:
+    static std::unique_ptr<Tile> create(gpu::Device& device, const TileDesc& desc);
+    const char* type() const override { return "Tile"; }
+
+private:
+    explicit Tile(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    detail::LayoutCopyPlan plan_;
+};
+
+} // namespace vkml::ops

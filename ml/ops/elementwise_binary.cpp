@@ -1,0 +1,241 @@
+// Binary element-wise ops and the variadic Max/Min/Sum/Mean, on elementwise_binary (numeric
+// results) and elementwise_compare (bool results). Shapes are fixed at create(), so the broadcast
+// layout (merged dimensions and strides) is computed once and only its rank specializes the
+// pipeline: ops of any shape with the same rank share one pipeline.
+#include <cstring>
+
+#include "elementwise_kernels.hpp"
+#include "util.hpp"
+
+namespace vkml::ops {
+
+namespace ew = detail::elementwise;
+
+namespace {
+
+bool is_compare(BinaryKind kind) {
+    return uint32_t(kind) >= uint32_t(BinaryKind::Equal);
+}
+bool is_logic(BinaryKind kind) {
+    return kind == BinaryKind::And || kind == BinaryKind::Or || kind == BinaryKind::Xor;
+}
+
+uint32_t code_of(BinaryKind kind, int64_t fmod) {
+    switch (kind) {
+    case BinaryKind::Add:
+        return ew::code_add;
+    case BinaryKind::Sub:
+        return ew::code_sub;
+    case BinaryKind::Mul:
+        return ew::code_mul;
+    case BinaryKind::Div:
+        return ew::code_div;
+    case BinaryKind::Pow:
+        return ew::code_pow;
+    case BinaryKind::Mod:
+        return fmod ? ew::code_fmod : ew::code_mod;
+    case BinaryKind::PRelu:
+        return ew::code_prelu;
+    case BinaryKind::Equal:
+        return ew::code_equal;
+    case BinaryKind::Less:
+        return ew::code_less;
+    case BinaryKind::LessOrEqual:
+        return ew::code_less_equal;
+    case BinaryKind::Greater:
+        return ew::code_greater;
+    case BinaryKind::GreaterOrEqual:
+        return ew::code_greater_equal;
+    case BinaryKind::And:
+        return ew::code_and;
+    case BinaryKind::Or:
+        return ew::code_or;
+    case BinaryKind::Xor:
+        return ew::code_xor;
+    }
+    return 0;
+}
+
+bool is_float(DType d) {
+    return d == DType::f32 || d == DType::f16;
+}
+
+} // namespace
+
+const char* binary_name(BinaryKind kind) {
+    switch (kind) {
+    case BinaryKind::Add:
+        return "Add";
+    case BinaryKind::Sub:
+        return "Sub";
+    case BinaryKind::Mul:
+        return "Mul";
+    case BinaryKind::Div:
+        return "Div";
+    case BinaryKind::Pow:
+        return "Pow";
+    case BinaryKind::Mod:
+        return "Mod";
+    case BinaryKind::PRelu:
+        return "PRelu";
+    case BinaryKind::Equal:
+        return "Equal";
+    case BinaryKind::Less:
+        return "Less";
+    case BinaryKind::LessOrEqual:
+        return "LessOrEqual";
+    case BinaryKind::Greater:
+        return "Greater";
+    case BinaryKind::GreaterOrEqual:
+        return "GreaterOrEqual";
+    case BinaryKind::And:
+        return "And";
+    case BinaryKind::Or:
+        return "Or";
+    case BinaryKind::Xor:
+        return "Xor";
+    }
+    return "Binary";
+}
+
+std::unique_ptr<Binary> Binary::create(gpu::Device& device, const BinaryDesc& desc) {
+    if (uint32_t(desc.kind) > uint32_t(BinaryKind::Xor))
+        fail("Binary", "kind", "unknown kind " + std::to_string(uint32_t(desc.kind)));
+    const char* name = binary_name(desc.kind);
+    const DType dtype = desc.a.dtype;
+    const std::string dname = gpu::dtype_name(dtype);
+    if (is_logic(desc.kind)) {
+        if (dtype != DType::u8) fail(name, "a", "must be u8 (bool), is " + dname);
+    } else if (is_compare(desc.kind)) {
+        if (dtype == DType::i64) fail(name, "a", "must be f32, f16, i32 or u8, is " + dname);
+    } else if (desc.kind == BinaryKind::Pow || desc.kind == BinaryKind::PRelu) {
+        if (!is_float(dtype)) fail(name, "a", "must be f32 or f16, is " + dname);
+    } else if (!is_float(dtype) && dtype != DType::i32) {
+        fail(name, "a", "must be f32, f16 or i32, is " + dname);
+    }
+    if (desc.b.dtype != dtype)
+        fail(name, "b", std::string("dtype ") + gpu::dtype_name(desc.b.dtype) + " differs from a's " + dname);
+    if (desc.kind == BinaryKind::Mod) {
+        if (desc.fmod != 0 && desc.fmod != 1)
+            fail(name, "fmod", "must be 0 or 1, is " + std::to_string(desc.fmod));
+    } else if (desc.fmod != 0) {
+        fail(name, "fmod", std::string(name) + " has no fmod attribute");
+    }
+
+    const Shape out = detail::broadcast_shapes(name, desc.a.shape, desc.b.shape);
+    // ONNX PRelu broadcasts the slope to X only (unidirectionally): X keeps its shape.
+    if (desc.kind == BinaryKind::PRelu && out != desc.a.shape)
+        fail(name, "b",
+             "slope " + desc.b.shape.str() + " does not broadcast to X's shape " + desc.a.shape.str());
+    const DType out_dtype = is_compare(desc.kind) ? DType::u8 : dtype;
+    ew::check_activation(name, desc.activation, out_dtype);
+
+    const Shape shapes[] = {desc.a.shape, desc.b.shape};
+    const ew::BroadcastLayout layout = ew::broadcast_layout(name, out, shapes);
+    auto op = std::make_unique<Binary>(device, Key{});
+    op->kind_ = desc.kind;
+    op->inputs_ = {desc.a, desc.b};
+    op->outputs_ = {{out, out_dtype}};
+    op->rank_ = layout.rank;
+    op->n_ = uint32_t(out.elements());
+    op->push_ = ew::as_words(ew::binary_push(op->n_, layout, desc.activation));
+    const gpu::ShaderId shader = detail::shader_for(
+        device, name, is_compare(desc.kind) ? "elementwise_compare" : "elementwise_binary", dtype);
+    op->pipeline_ =
+        &ew::pipeline(device, shader, 3, sizeof(ew::BinaryPush),
+                      {code_of(desc.kind, desc.fmod), layout.rank, uint32_t(desc.activation.kind)});
+    return op;
+}
+
+void Binary::record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs,
+                         std::span<const Tensor> outputs, const gpu::BufferRange&) const {
+    const gpu::BufferRange buffers[] = {inputs[0].range(), inputs[1].range(), outputs[0].range()};
+    ew::dispatch(cmd, *pipeline_, buffers, push_.data(), uint32_t(push_.size() * 4), n_);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const char* variadic_name(VariadicKind kind) {
+    switch (kind) {
+    case VariadicKind::Max:
+        return "Max";
+    case VariadicKind::Min:
+        return "Min";
+    case VariadicKind::Sum:
+        return "Sum";
+    case VariadicKind::Mean:
+        return "Mean";
+    }
+    return "Variadic";
+}
+
+std::unique_ptr<Variadic> Variadic::create(gpu::Device& device, const VariadicDesc& desc) {
+    if (uint32_t(desc.kind) > uint32_t(VariadicKind::Mean))
+        fail("Variadic", "kind", "unknown kind " + std::to_string(uint32_t(desc.kind)));
+    const char* name = variadic_name(desc.kind);
+    if (desc.inputs.empty()) fail(name, "inputs", "needs at least one input");
+    const DType dtype = desc.inputs[0].dtype;
+    const std::string dname = gpu::dtype_name(dtype);
+    if (desc.kind == VariadicKind::Mean ? !is_float(dtype) : !is_float(dtype) && dtype != DType::i32)
+        fail(name, "inputs[0]",
+             std::string(desc.kind == VariadicKind::Mean ? "must be f32 or f16" : "must be f32, f16 or i32") +
+                 ", is " + dname);
+    Shape out = desc.inputs[0].shape;
+    for (size_t i = 1; i < desc.inputs.size(); ++i) {
+        const std::string field = "inputs[" + std::to_string(i) + "]";
+        if (desc.inputs[i].dtype != dtype)
+            fail(name, field,
+                 std::string("dtype ") + gpu::dtype_name(desc.inputs[i].dtype) +
+                     " differs from inputs[0]'s " + dname);
+        out = detail::broadcast_shapes(name, out, desc.inputs[i].shape);
+    }
+    ew::check_activation(name, desc.activation, dtype);
+
+    auto op = std::make_unique<Variadic>(device, Key{});
+    op->kind_ = desc.kind;
+    op->inputs_ = desc.inputs;
+    op->outputs_ = {{out, dtype}};
+    op->n_ = detail::to_u32(name, "output elements", out.elements());
+    const gpu::ShaderId shader = detail::shader_for(device, name, "elementwise_binary", dtype);
+    const uint32_t code = desc.kind == VariadicKind::Max   ? ew::code_max
+                          : desc.kind == VariadicKind::Min ? ew::code_min
+                                                           : ew::code_add;
+    const size_t count = desc.inputs.size();
+    auto add_step = [&](int a, int b, uint32_t step_code, const Activation& act, float scale) {
+        const Shape shapes[] = {a < 0 ? out : desc.inputs[size_t(a)].shape, desc.inputs[size_t(b)].shape};
+        const ew::BroadcastLayout layout = ew::broadcast_layout(name, out, shapes);
+        Step step;
+        step.a = a;
+        step.b = b;
+        step.push = ew::as_words(ew::binary_push(op->n_, layout, act, scale));
+        step.pipeline = &ew::pipeline(device, shader, 3, sizeof(ew::BinaryPush),
+                                      {step_code, layout.rank, uint32_t(act.kind)});
+        op->steps_.push_back(std::move(step));
+    };
+    if (count == 1) {
+        add_step(0, 0, ew::code_first, desc.activation, 1.f);
+        return op;
+    }
+    // The last step applies the activation, and for Mean the division: (sum of N-1) + last, times 1/N.
+    for (size_t b = 1; b < count; ++b) {
+        const bool last = b + 1 == count;
+        const uint32_t step_code = last && desc.kind == VariadicKind::Mean ? ew::code_add_scale : code;
+        add_step(b == 1 ? 0 : -1, int(b), step_code, last ? desc.activation : Activation{},
+                 last ? 1.f / float(count) : 1.f);
+    }
+    return op;
+}
+
+void Variadic::record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs,
+                           std::span<const Tensor> outputs, const gpu::BufferRange&) const {
+    for (size_t s = 0; s < steps_.size(); ++s) {
+        const Step& step = steps_[s];
+        // Each further step reads and rewrites the output the previous one wrote.
+        if (s) gpu::barrier::compute_to_compute(cmd);
+        const gpu::BufferRange buffers[] = {step.a < 0 ? outputs[0].range() : inputs[size_t(step.a)].range(),
+                                            inputs[size_t(step.b)].range(), outputs[0].range()};
+        ew::dispatch(cmd, *step.pipeline, buffers, step.push.data(), uint32_t(step.push.size() * 4), n_);
+    }
+}
+
+} // namespace vkml::ops

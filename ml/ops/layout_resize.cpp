@@ -1,0 +1,208 @@
+// Resize (opset 19): nearest over any dimensions (shaders/layout/resize_nearest.comp), linear and
+// cubic over the last two (resize_interp.comp). Every shape and attribute is a specialization
+// constant, so each Resize gets a pipeline with no per-element attribute branching.
+#include <array>
+#include <bit>
+#include <cmath>
+
+#include "layout_common.hpp"
+
+namespace vkml::ops {
+namespace {
+
+enum class Ctm : uint32_t {
+    HalfPixel,
+    HalfPixelSymmetric,
+    PytorchHalfPixel,
+    AlignCorners,
+    Asymmetric,
+    TfCropAndResize
+};
+
+template <class Enum, size_t N>
+Enum parse(const char* field, const std::string& value, const std::array<const char*, N>& names) {
+    for (size_t i = 0; i < N; ++i)
+        if (value == names[i]) return Enum(i);
+    std::string list;
+    for (size_t i = 0; i < N; ++i) list += (i ? (i + 1 == N ? " or " : ", ") : "") + std::string(names[i]);
+    fail("Resize", field, "'" + value + "' is not " + list);
+}
+
+uint32_t bits(float f) {
+    return std::bit_cast<uint32_t>(f);
+}
+
+// One dimension's resampling: the scale as num / den (so sizes give the exact ratio) and the roi.
+struct Axis {
+    int64_t in = 1, out = 1;
+    float num = 1.f, den = 1.f, roi0 = 0.f, roi1 = 1.f;
+    bool identity = true;
+};
+
+} // namespace
+
+std::unique_ptr<Resize> Resize::create(gpu::Device& device, const ResizeDesc& desc) {
+    detail::require_float("Resize", "input", desc.input);
+    const Shape& in = desc.input.shape;
+    const size_t r = in.rank();
+    if (r == 0) fail("Resize", "input", "must have rank 1 or more");
+    enum class Mode : uint32_t { Nearest, Linear, Cubic };
+    enum class Policy : uint32_t { Stretch, NotLarger, NotSmaller };
+    const Mode mode = parse<Mode>("mode", desc.mode, std::array{"nearest", "linear", "cubic"});
+    const Ctm ctm = parse<Ctm>("coordinate_transformation_mode", desc.coordinate_transformation_mode,
+                               std::array{"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
+                                          "align_corners", "asymmetric", "tf_crop_and_resize"});
+    const uint32_t nearest =
+        parse<uint32_t>("nearest_mode", desc.nearest_mode,
+                        std::array{"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"});
+    const Policy policy = parse<Policy>("keep_aspect_ratio_policy", desc.keep_aspect_ratio_policy,
+                                        std::array{"stretch", "not_larger", "not_smaller"});
+    if (desc.antialias != 0) unsupported("Resize", "antialias is not supported");
+    if (desc.exclude_outside != 0 && desc.exclude_outside != 1)
+        fail("Resize", "exclude_outside", "must be 0 or 1, is " + std::to_string(desc.exclude_outside));
+
+    std::vector<size_t> axes;
+    std::vector<bool> seen(r, false);
+    for (int64_t a : desc.axes) {
+        const size_t i = detail::normalize_axis("Resize", "axes", a, r);
+        if (seen[i])
+            fail("Resize", "axes", detail::layout_list(desc.axes) + " repeats axis " + std::to_string(i));
+        seen[i] = true;
+        axes.push_back(i);
+    }
+    if (desc.axes.empty())
+        for (size_t i = 0; i < r; ++i) axes.push_back(i);
+    const size_t n = axes.size();
+    if (desc.scales.empty() == desc.sizes.empty())
+        fail("Resize", desc.scales.empty() ? "scales" : "sizes", "give exactly one of scales and sizes");
+    if (!desc.scales.empty() && desc.scales.size() != n)
+        fail("Resize", "scales",
+             "has " + std::to_string(desc.scales.size()) + " values for " + std::to_string(n) + " axes");
+    if (!desc.sizes.empty() && desc.sizes.size() != n)
+        fail("Resize", "sizes",
+             "has " + std::to_string(desc.sizes.size()) + " values for " + std::to_string(n) + " axes");
+    if (!desc.scales.empty() && policy != Policy::Stretch)
+        fail("Resize", "keep_aspect_ratio_policy", "applies to sizes only, not to scales");
+    const bool crop = ctm == Ctm::TfCropAndResize;
+    if (crop && !desc.roi.empty() && desc.roi.size() != 2 * n)
+        fail("Resize", "roi",
+             "has " + std::to_string(desc.roi.size()) + " values, expected " + std::to_string(2 * n) +
+                 " (start and end per axis)");
+
+    std::vector<Axis> dims(r);
+    for (size_t i = 0; i < r; ++i) dims[i].in = dims[i].out = in[i];
+    // not_larger / not_smaller: one scale for every axis, the ratio of the limiting one.
+    size_t keep = 0;
+    if (!desc.sizes.empty() && policy != Policy::Stretch) {
+        for (size_t i = 0; i < n; ++i) {
+            if (in[axes[i]] <= 0) fail("Resize", "input", "resized dimensions must not be empty");
+            const double s = double(desc.sizes[i]) / double(in[axes[i]]);
+            const double best = double(desc.sizes[keep]) / double(in[axes[keep]]);
+            if (policy == Policy::NotLarger ? s < best : s > best) keep = i;
+        }
+    }
+    for (size_t i = 0; i < n; ++i) {
+        Axis& ax = dims[axes[i]];
+        if (ax.in <= 0) fail("Resize", "input", "resized dimensions must not be empty");
+        if (crop && !desc.roi.empty()) {
+            ax.roi0 = desc.roi[i];
+            ax.roi1 = desc.roi[i + n];
+        }
+        if (!desc.scales.empty()) {
+            const float s = desc.scales[i];
+            if (!(s > 0.f)) fail("Resize", "scales", "must be positive, got " + std::to_string(s));
+            ax.num = s;
+            const double extent = crop ? double(ax.roi1) - double(ax.roi0) : 1.0;
+            ax.out = int64_t(std::floor(double(ax.in) * extent * double(s)));
+        } else {
+            if (desc.sizes[i] <= 0)
+                fail("Resize", "sizes", detail::layout_list(desc.sizes) + " must be positive");
+            if (policy == Policy::Stretch) {
+                ax.out = desc.sizes[i];
+                ax.num = float(ax.out);
+                ax.den = float(ax.in);
+            } else {
+                ax.num = float(desc.sizes[keep]);
+                ax.den = float(in[axes[keep]]);
+                // ONNX round_int: halfway rounds up.
+                ax.out = int64_t(std::floor(double(ax.num) / double(ax.den) * double(ax.in) + 0.5));
+            }
+        }
+        if (ax.out <= 0)
+            fail("Resize", desc.scales.empty() ? "sizes" : "scales",
+                 "give an empty output dimension " + std::to_string(axes[i]));
+    }
+    // A dimension whose every output coordinate samples exactly its own input coordinate.
+    for (Axis& ax : dims) {
+        const bool same_len = ax.out == ax.in;
+        switch (ctm) {
+        case Ctm::AlignCorners:
+            ax.identity = same_len;
+            break;
+        case Ctm::TfCropAndResize:
+            ax.identity = same_len && (ax.in == 1 || (ax.roi0 == 0.f && ax.roi1 == 1.f));
+            break;
+        default:
+            ax.identity = same_len && (ax.in == 1 || ax.num == ax.den);
+            break;
+        }
+    }
+
+    std::vector<int64_t> out;
+    for (const Axis& ax : dims) out.push_back(ax.out);
+    const Shape out_shape(std::span<const int64_t>(out.data(), out.size()));
+    if (out_shape.elements() > int64_t(UINT32_MAX) || in.elements() > int64_t(UINT32_MAX))
+        fail("Resize", "input", "has more elements than 32-bit indices reach");
+
+    auto op = std::unique_ptr<Resize>(new Resize(device));
+    op->count_ = uint32_t(out_shape.elements());
+    op->extrapolation_ = desc.extrapolation_value;
+    std::vector<uint32_t> spec;
+    const char* shader = nullptr;
+    if (mode == Mode::Nearest) {
+        shader = "layout_resize_nearest";
+        spec = {op->count_, uint32_t(ctm), nearest};
+        // Padded to 6 dimensions with leading 1s.
+        for (size_t d = 0; d < gpu::max_rank; ++d) {
+            const Axis ax = d + r < gpu::max_rank ? Axis{} : dims[d + r - gpu::max_rank];
+            spec.insert(spec.end(), {uint32_t(ax.in), uint32_t(ax.out), bits(ax.num), bits(ax.den),
+                                     bits(ax.roi0), bits(ax.roi1), ax.identity ? 0u : 1u});
+        }
+    } else {
+        for (size_t d = 0; d + 2 < r; ++d)
+            if (!dims[d].identity)
+                unsupported("Resize", desc.mode + " resizes only the last two dimensions; dimension " +
+                                          std::to_string(d) + " of " + in.str() + " changes");
+        shader = "layout_resize_interp";
+        const Axis h = r >= 2 ? dims[r - 2] : Axis{};
+        const Axis& w = dims[r - 1];
+        spec = {op->count_,
+                uint32_t(ctm),
+                mode == Mode::Cubic ? 1u : 0u,
+                bits(desc.cubic_coeff_a),
+                uint32_t(desc.exclude_outside),
+                uint32_t(h.in),
+                uint32_t(w.in),
+                uint32_t(h.out),
+                uint32_t(w.out)};
+        for (const Axis* ax : {&h, &w})
+            spec.insert(spec.end(), {bits(ax->num), bits(ax->den), bits(ax->roi0), bits(ax->roi1)});
+    }
+    op->pipeline_ =
+        &device.pipeline({.shader = detail::shader_for(device, "Resize", shader, desc.input.dtype),
+                          .bindings = 2,
+                          .push_constant_bytes = sizeof(float),
+                          .workgroup = {64, 1, 1},
+                          .specialization = spec});
+    op->inputs_ = {desc.input};
+    op->outputs_ = {{out_shape, desc.input.dtype}};
+    return op;
+}
+
+void Resize::record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs,
+                         std::span<const Tensor> outputs, const gpu::BufferRange&) const {
+    const gpu::BufferRange buffers[] = {inputs[0].range(), outputs[0].range()};
+    detail::dispatch_1d(cmd, *pipeline_, buffers, extrapolation_, count_);
+}
+
+} // namespace vkml::ops

@@ -1,0 +1,88 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+#include "elementwise/ops.glsl"
+// y[i] = act(f(x[i])) for i < n: unary math and activations with ONNX semantics. The op (OP) and the
+// fused activation (ACT) are specialization constants, so each pipeline compiles to one function.
+// Float variants compute in fp32 (also for fp16 storage); i32 has Abs, Neg, Sign and Relu; u8 Not.
+VKML_LOCAL_SIZE;
+layout(constant_id = 0) const uint OP = 0;
+layout(constant_id = 1) const uint ACT = 0;
+
+layout(std430, set = 0, binding = 0) readonly buffer X { stype data[]; } x;
+layout(std430, set = 0, binding = 1) writeonly buffer Y { stype data[]; } y;
+// alpha, beta, gamma: the op's ONNX attributes; act_alpha, act_beta: the fused activation's.
+layout(push_constant) uniform Params { uint n; float alpha; float beta; float gamma; float act_alpha; float act_beta; } p;
+
+#if VKML_I32
+int apply(int v) {
+    switch (OP) {
+    case EW_ABS: return abs(v);
+    case EW_NEG: return -v;
+    case EW_SIGN: return sign(v);
+    case EW_RELU: return max(v, 0);
+    default: return v;
+    }
+}
+#elif VKML_U8
+uint apply(uint v) { return OP == EW_NOT ? uint(v == 0u) : v; }
+#else
+#include "activation.glsl"
+
+// tanh from one exp of a non-positive argument: no overflow for any x.
+float ew_tanh(float v) {
+    float t = exp(-2.0 * abs(v));
+    return sign(v) * (1.0 - t) / (1.0 + t);
+}
+// log(1 + exp(v)) without overflow for large v.
+float ew_softplus(float v) { return max(v, 0.0) + log(1.0 + exp(-abs(v))); }
+
+float apply(float v) {
+    switch (OP) {
+    case EW_ABS: return abs(v);
+    case EW_NEG: return -v;
+    case EW_EXP: return exp(v);
+    case EW_LOG: return log(v);
+    case EW_SQRT: return sqrt(v);
+    case EW_RECIPROCAL: return 1.0 / v;
+    case EW_FLOOR: return floor(v);
+    case EW_CEIL: return ceil(v);
+    case EW_ROUND: return roundEven(v); // ONNX Round: halves to even
+    case EW_SIN: return sin(v);
+    case EW_COS: return cos(v);
+    case EW_ERF: return vkml_erf(v);
+    case EW_SIGN: return sign(v);
+    case EW_RELU: return vkml_activate(VKML_ACT_RELU, v, 0.0, 0.0);
+    case EW_LEAKY_RELU: return vkml_activate(VKML_ACT_LEAKY_RELU, v, p.alpha, 0.0);
+    case EW_ELU: return vkml_activate(VKML_ACT_ELU, v, p.alpha, 0.0);
+    case EW_SELU: return p.gamma * (v > 0.0 ? v : p.alpha * (exp(v) - 1.0));
+    case EW_CELU: return max(v, 0.0) + min(0.0, p.alpha * (exp(v / p.alpha) - 1.0));
+    case EW_SIGMOID: return vkml_activate(VKML_ACT_SIGMOID, v, 0.0, 0.0);
+    case EW_HARD_SIGMOID: return vkml_activate(VKML_ACT_HARD_SIGMOID, v, p.alpha, p.beta);
+    case EW_HARD_SWISH: return vkml_activate(VKML_ACT_HARD_SWISH, v, 0.0, 0.0);
+    case EW_TANH: return ew_tanh(v);
+    case EW_SOFTPLUS: return ew_softplus(v);
+    case EW_SOFTSIGN: return v / (1.0 + abs(v));
+    case EW_MISH: return v * ew_tanh(ew_softplus(v));
+    case EW_GELU: return vkml_activate(VKML_ACT_GELU, v, 0.0, 0.0);
+    case EW_GELU_TANH: {
+        const float k = 0.7978845608028654; // sqrt(2 / pi)
+        return 0.5 * v * (1.0 + ew_tanh(k * (v + 0.044715 * v * v * v)));
+    }
+    case EW_SWISH: return v / (1.0 + exp(-p.alpha * v));
+    default: return v;
+    }
+}
+#endif
+
+void main() {
+    uint i = vkml_linear_id();
+    if (i >= p.n) return;
+#if VKML_I32 || VKML_U8
+    y.data[i] = stype(apply(ctype(x.data[i])));
+#else
+    float v = apply(float(x.data[i]));
+    if (ACT != VKML_ACT_NONE) v = vkml_activate(ACT, v, p.act_alpha, p.act_beta);
+    y.data[i] = stype(v);
+#endif
+}

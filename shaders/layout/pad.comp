@@ -1,0 +1,73 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+// Pad: output element o reads, per dimension k (innermost first), the window coordinate
+// c = o_k - pad_begin[k] of an input window of length win[k] (negative pads crop: the window
+// start is folded into `base`). Outside the window, MODE decides: 0 constant (the value), 1
+// reflect, 2 edge, 3 wrap, the last three repeating as numpy.pad does. WORDS storage words per
+// element (2 for i64, moved by the i32 variant).
+VKML_LOCAL_SIZE;
+#include "layout/linear_id.glsl"
+layout(constant_id = 0) const uint MODE = 0;
+layout(constant_id = 1) const uint WORDS = 1;
+layout(std430, set = 0, binding = 0) readonly buffer Src { stype data[]; } src;
+layout(std430, set = 0, binding = 1) writeonly buffer Dst { stype data[]; } dst;
+layout(push_constant) uniform Params {
+    uint count; // output elements
+    uint rank;
+    int base;   // input element of the window's origin
+    uint value_lo, value_hi;
+    uint out_dims[6];
+    int strides[6];
+    int win[6];
+    int pad_begin[6];
+} p;
+
+int positive_mod(int a, int m) {
+    int r = a % m;
+    return r < 0 ? r + m : r;
+}
+
+stype value_word(uint w) {
+#if VKML_FP16
+    return stype(uintBitsToFloat(p.value_lo));
+#elif VKML_U8
+    return stype(p.value_lo);
+#else
+    return stype(w == 0 ? p.value_lo : p.value_hi);
+#endif
+}
+
+void main() {
+    uint i = layout_linear_id();
+    if (i >= p.count) return;
+    uint rem = i;
+    int off = p.base;
+    bool inside = true;
+    for (uint k = 0; k < p.rank; ++k) {
+        uint d = p.out_dims[k];
+        int c = int(rem % d) - p.pad_begin[k];
+        rem /= d;
+        int n = p.win[k];
+        if (c < 0 || c >= n) {
+            if (MODE == 0) {
+                inside = false;
+            } else if (MODE == 1) {
+                int period = 2 * (n - 1);
+                c = period == 0 ? 0 : positive_mod(c, period);
+                if (c >= n) c = period - c;
+            } else if (MODE == 2) {
+                c = clamp(c, 0, n - 1);
+            } else {
+                c = positive_mod(c, n);
+            }
+        }
+        off += c * p.strides[k];
+    }
+    for (uint w = 0; w < WORDS; ++w) {
+        if (inside)
+            dst.data[i * WORDS + w] = src.data[uint(off) * WORDS + w];
+        else
+            dst.data[i * WORDS + w] = value_word(w);
+    }
+}

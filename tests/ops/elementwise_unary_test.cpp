@@ -1,0 +1,200 @@
+// Unary element-wise ops and activations against the double-precision reference, f32 and f16
+// storage, at odd sizes that leave a partial last workgroup.
+#include <cmath>
+#include <ostream>
+#include <string>
+
+#include "op_test.hpp"
+#include "ref/elementwise_ref.hpp"
+#include "vkml/ops/elementwise.hpp"
+
+namespace vkml::test {
+namespace {
+
+using gpu::DType;
+using ops::Activation;
+using ops::ActivationKind;
+using ops::UnaryKind;
+namespace ref = ref_elementwise;
+
+struct UnaryCase {
+    std::string name;
+    UnaryKind kind;
+    double lo, hi;       // input range (values with |x| < 0.05 are avoided)
+    double tol32, tol16; // relative error of the whole output; 0 = exact
+    std::optional<float> alpha, beta, gamma;
+    std::string approximate = "none";
+};
+
+// gtest names a failing case by this instead of dumping its bytes.
+void PrintTo(const UnaryCase& c, std::ostream* os) {
+    *os << c.name;
+}
+
+// The ONNX defaults the op should apply when an attribute is unset (the reference's own copy).
+ref::UnaryParams params_of(const UnaryCase& c) {
+    ref::UnaryParams p;
+    switch (c.kind) {
+    case UnaryKind::LeakyRelu:
+        p.alpha = 0.01f;
+        break;
+    case UnaryKind::Elu:
+    case UnaryKind::Celu:
+    case UnaryKind::Swish:
+        p.alpha = 1;
+        break;
+    case UnaryKind::Selu:
+        p.alpha = 1.67326319217681884765625f;
+        p.gamma = 1.05070102214813232421875f;
+        break;
+    case UnaryKind::HardSigmoid:
+        p.alpha = 0.2f;
+        p.beta = 0.5f;
+        break;
+    default:
+        break;
+    }
+    if (c.alpha) p.alpha = *c.alpha;
+    if (c.beta) p.beta = *c.beta;
+    if (c.gamma) p.gamma = *c.gamma;
+    p.gelu_tanh = c.approximate == "tanh";
+    return p;
+}
+
+std::vector<UnaryCase> cases() {
+    // f16 tolerances are the f16 rounding of the output (about 3e-4 RMS) plus the input's.
+    return {
+        {"Abs", UnaryKind::Abs, -2, 2, 0, 0},
+        {"Neg", UnaryKind::Neg, -2, 2, 0, 0},
+        {"Exp", UnaryKind::Exp, -4, 4, 6e-7, 6e-4},
+        {"Log", UnaryKind::Log, 0.05, 4, 3e-7, 6e-4},
+        {"Sqrt", UnaryKind::Sqrt, 0.05, 4, 2e-7, 6e-4},
+        {"Reciprocal", UnaryKind::Reciprocal, -2, 2, 2e-7, 6e-4},
+        {"Floor", UnaryKind::Floor, -5, 5, 0, 0},
+        {"Ceil", UnaryKind::Ceil, -5, 5, 0, 0},
+        {"Round", UnaryKind::Round, -5, 5, 0, 0},
+        {"Sin", UnaryKind::Sin, -7, 7, 3e-7, 6e-4},
+        {"Cos", UnaryKind::Cos, -7, 7, 3e-7, 6e-4},
+        {"Erf", UnaryKind::Erf, -3, 3, 3e-7, 6e-4},
+        {"Sign", UnaryKind::Sign, -2, 2, 0, 0},
+        {"Relu", UnaryKind::Relu, -2, 2, 0, 0},
+        {"LeakyRelu", UnaryKind::LeakyRelu, -3, 3, 2e-7, 6e-4},
+        {"LeakyReluAlpha", UnaryKind::LeakyRelu, -3, 3, 2e-7, 6e-4, 0.3f},
+        {"Elu", UnaryKind::Elu, -3, 3, 3e-7, 6e-4},
+        {"EluAlpha", UnaryKind::Elu, -3, 3, 3e-7, 6e-4, 0.4f},
+        {"Selu", UnaryKind::Selu, -3, 3, 3e-7, 6e-4},
+        {"SeluAttrs", UnaryKind::Selu, -3, 3, 3e-7, 6e-4, 1.3f, std::nullopt, 2.1f},
+        {"Celu", UnaryKind::Celu, -3, 3, 3e-7, 6e-4},
+        {"CeluAlpha", UnaryKind::Celu, -3, 3, 3e-7, 6e-4, 2.5f},
+        {"Sigmoid", UnaryKind::Sigmoid, -8, 8, 3e-7, 6e-4},
+        {"HardSigmoid", UnaryKind::HardSigmoid, -4, 4, 2e-7, 6e-4},
+        {"HardSigmoidAttrs", UnaryKind::HardSigmoid, -4, 4, 2e-7, 6e-4, 0.35f, 0.3f},
+        {"HardSwish", UnaryKind::HardSwish, -5, 5, 2e-7, 6e-4},
+        {"Tanh", UnaryKind::Tanh, -5, 5, 3e-7, 6e-4},
+        {"Softplus", UnaryKind::Softplus, -10, 10, 3e-7, 6e-4},
+        {"Softsign", UnaryKind::Softsign, -4, 4, 2e-7, 6e-4},
+        {"Mish", UnaryKind::Mish, -5, 5, 3e-7, 6e-4},
+        {"Gelu", UnaryKind::Gelu, -4, 4, 3e-7, 6e-4},
+        {"GeluTanh", UnaryKind::Gelu, -4, 4, 3e-7, 6e-4, std::nullopt, std::nullopt, std::nullopt, "tanh"},
+        {"Swish", UnaryKind::Swish, -6, 6, 3e-7, 6e-4},
+        {"SwishAlpha", UnaryKind::Swish, -6, 6, 3e-7, 6e-4, 1.7f},
+    };
+}
+
+class ElementwiseUnary : public GpuTest, public ::testing::WithParamInterface<UnaryCase> {};
+
+TEST_P(ElementwiseUnary, MatchesReference) {
+    const UnaryCase& c = GetParam();
+    for (DType dtype : float_dtypes(dev())) {
+        // 1055 = 5 x 211 elements: four full workgroups of 256 and a partial one.
+        for (const gpu::Shape& shape : {gpu::Shape{5, 211}, gpu::Shape{3, 1, 7}}) {
+            const std::string what = c.name + " " + gpu::dtype_name(dtype) + shape.str();
+            const HostTensor x = random_tensor(shape, dtype, 11 + uint32_t(c.kind), c.lo, c.hi);
+            const auto op = ops::Unary::create(dev(), {.kind = c.kind,
+                                                       .input = x.desc,
+                                                       .alpha = c.alpha,
+                                                       .beta = c.beta,
+                                                       .gamma = c.gamma,
+                                                       .approximate = c.approximate});
+            EXPECT_STREQ(op->type(), ops::unary_name(c.kind));
+            ASSERT_EQ(op->outputs()[0], x.desc);
+            const auto out = run_op(dev(), *op, {x}, 2);
+            HostTensor want = ref::unary(c.kind, x, params_of(c));
+            if (c.tol32 == 0) {
+                for (double& v : want.data) v = round_to(v, dtype);
+                expect_equal(out[0], want, what);
+            } else {
+                expect_close(out[0], want, tolerance(dtype, c.tol32, c.tol16), what);
+            }
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, ElementwiseUnary, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<UnaryCase>& p) { return p.param.name; });
+
+using ElementwiseUnaryExtra = GpuTest;
+
+// ONNX Round rounds halves to even; floor(x + 0.5) would fail here.
+TEST_F(ElementwiseUnaryExtra, RoundHalvesToEven) {
+    for (DType dtype : float_dtypes(dev())) {
+        HostTensor x({10}, dtype);
+        x.data = {-3.5, -2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5, 4.5, 0.49951171875};
+        const auto op = ops::Unary::create(dev(), {.kind = UnaryKind::Round, .input = x.desc});
+        HostTensor want({10}, dtype);
+        want.data = {-4, -2, -2, -0, 0, 2, 2, 4, 4, 0};
+        expect_equal(run_op(dev(), *op, {x})[0], want, std::string("Round ") + gpu::dtype_name(dtype));
+    }
+}
+
+// Large arguments must not overflow into NaN (tanh and softplus of +-100).
+TEST_F(ElementwiseUnaryExtra, SaturatingActivationsStayFinite) {
+    HostTensor x({6}, DType::f32);
+    x.data = {-100, -30, -10, 10, 30, 100};
+    for (UnaryKind kind : {UnaryKind::Tanh, UnaryKind::Softplus, UnaryKind::Sigmoid, UnaryKind::Mish,
+                           UnaryKind::Swish, UnaryKind::Gelu, UnaryKind::Softsign}) {
+        const auto op = ops::Unary::create(dev(), {.kind = kind, .input = x.desc});
+        ref::UnaryParams p;
+        p.alpha = 1;
+        expect_close(run_op(dev(), *op, {x})[0], ref::unary(kind, x, p), 1e-6, ops::unary_name(kind));
+    }
+}
+
+TEST_F(ElementwiseUnaryExtra, IntegerKinds) {
+    const HostTensor x = random_ints({7, 13}, DType::i32, 5, -1000, 1000);
+    for (UnaryKind kind : {UnaryKind::Abs, UnaryKind::Neg, UnaryKind::Sign, UnaryKind::Relu}) {
+        const auto op = ops::Unary::create(dev(), {.kind = kind, .input = x.desc});
+        expect_equal(run_op(dev(), *op, {x})[0], ref::unary(kind, x, {}),
+                     std::string("i32 ") + ops::unary_name(kind));
+    }
+}
+
+TEST_F(ElementwiseUnaryExtra, Not) {
+    const HostTensor x = random_ints({3, 37}, DType::u8, 8, 0, 1);
+    const auto op = ops::Unary::create(dev(), {.kind = UnaryKind::Not, .input = x.desc});
+    ASSERT_EQ(op->outputs()[0].dtype, DType::u8);
+    expect_equal(run_op(dev(), *op, {x}, 2)[0], ref::unary(UnaryKind::Not, x, {}), "Not");
+}
+
+// A fused activation is applied to the op's result before the store.
+TEST_F(ElementwiseUnaryExtra, FusedActivation) {
+    const std::vector<std::pair<UnaryKind, Activation>> combos = {
+        {UnaryKind::Neg, {ActivationKind::Relu}},
+        {UnaryKind::Exp, {ActivationKind::Clip, 0.5f, 2.f}},
+        {UnaryKind::Sin, {ActivationKind::LeakyRelu, 0.2f}},
+        {UnaryKind::Abs, {ActivationKind::Tanh}},
+    };
+    for (DType dtype : float_dtypes(dev())) {
+        const HostTensor x = random_tensor({9, 29}, dtype, 21);
+        for (const auto& [kind, act] : combos) {
+            const auto op = ops::Unary::create(dev(), {.kind = kind, .input = x.desc, .activation = act});
+            expect_close(run_op(dev(), *op, {x})[0], ref::unary(kind, x, {}, act),
+                         tolerance(dtype, 3e-7, 6e-4),
+                         std::string(ops::unary_name(kind)) + "+" + ops::activation_name(act.kind) + " " +
+                             gpu::dtype_name(dtype));
+        }
+    }
+}
+
+} // namespace
+} // namespace vkml::test
