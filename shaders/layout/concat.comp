@@ -7,7 +7,6 @@
 // offsets[j] <= r < offsets[j + 1]. `inner` counts storage words (i64 elements are two). Unused
 // bindings repeat input 0.
 VKML_LOCAL_SIZE;
-#include "layout/linear_id.glsl"
 layout(std430, set = 0, binding = 0) readonly buffer In0 { stype data[]; } in0;
 layout(std430, set = 0, binding = 1) readonly buffer In1 { stype data[]; } in1;
 layout(std430, set = 0, binding = 2) readonly buffer In2 { stype data[]; } in2;
@@ -40,7 +39,7 @@ void move(uint j, uint src_idx, uint dst_idx) {
 }
 
 void main() {
-    uint i = layout_linear_id();
+    uint i = vkml_linear_id();
     if (i >= p.count) return;
     uint span = p.offsets[p.n] - p.offsets[0];
     uint e = i % p.inner;

@@ -7,7 +7,6 @@
 // where c is i's multi-index over `dims` (innermost first). Elements are moved as storage words
 // (the i32 variant moves f32 and, as pairs, i64), so the copy is exact for every dtype.
 VKML_LOCAL_SIZE;
-#include "layout/linear_id.glsl"
 layout(std430, set = 0, binding = 0) readonly buffer Src { stype data[]; } src;
 layout(std430, set = 0, binding = 1) writeonly buffer Dst { stype data[]; } dst;
 layout(push_constant) uniform Params {
@@ -21,7 +20,7 @@ layout(push_constant) uniform Params {
 } p;
 
 void main() {
-    uint i = layout_linear_id();
+    uint i = vkml_linear_id();
     if (i >= p.count) return;
     uint rem = i;
     int off = p.base;

@@ -7,7 +7,6 @@
 // (low, high) word pairs (VKML_INDEX64), so no shaderInt64 is needed. A negative index counts
 // from the end; one still outside [0, axis_len) yields 0, since a shader cannot raise an error.
 VKML_LOCAL_SIZE;
-#include "layout/linear_id.glsl"
 layout(std430, set = 0, binding = 0) readonly buffer Data { stype data[]; } src;
 layout(std430, set = 0, binding = 1) readonly buffer Idx { int data[]; } idx;
 layout(std430, set = 0, binding = 2) writeonly buffer Dst { stype data[]; } dst;
@@ -19,7 +18,7 @@ layout(push_constant) uniform Params {
 } p;
 
 void main() {
-    uint i = layout_linear_id();
+    uint i = vkml_linear_id();
     if (i >= p.count) return;
     uint e = i % p.inner;
     uint t = i / p.inner;

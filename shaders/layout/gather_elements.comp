@@ -6,7 +6,6 @@
 // elements; WORDS storage words per element (2 for i64 data). Indices as in gather.comp; an index
 // outside [-axis_len, axis_len) yields 0.
 VKML_LOCAL_SIZE;
-#include "layout/linear_id.glsl"
 layout(constant_id = 0) const uint WORDS = 1;
 layout(std430, set = 0, binding = 0) readonly buffer Data { stype data[]; } src;
 layout(std430, set = 0, binding = 1) readonly buffer Idx { int data[]; } idx;
@@ -21,7 +20,7 @@ layout(push_constant) uniform Params {
 } p;
 
 void main() {
-    uint i = layout_linear_id();
+    uint i = vkml_linear_id();
     if (i >= p.count) return;
 #if VKML_INDEX64
     int k = idx.data[2 * i];

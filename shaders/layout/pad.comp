@@ -7,7 +7,6 @@
 // reflect, 2 edge, 3 wrap, the last three repeating as numpy.pad does. WORDS storage words per
 // element (2 for i64, moved by the i32 variant).
 VKML_LOCAL_SIZE;
-#include "layout/linear_id.glsl"
 layout(constant_id = 0) const uint MODE = 0;
 layout(constant_id = 1) const uint WORDS = 1;
 layout(std430, set = 0, binding = 0) readonly buffer Src { stype data[]; } src;
@@ -39,7 +38,7 @@ stype value_word(uint w) {
 }
 
 void main() {
-    uint i = layout_linear_id();
+    uint i = vkml_linear_id();
     if (i >= p.count) return;
     uint rem = i;
     int off = p.base;

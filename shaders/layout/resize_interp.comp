@@ -6,7 +6,6 @@
 // the output [PLANES, OH, OW]. Out-of-range taps clamp to the edge, or with EXCLUDE_OUTSIDE get
 // weight 0 and the rest renormalized. fp32 weights and accumulation for both storage variants.
 VKML_LOCAL_SIZE;
-#include "layout/linear_id.glsl"
 layout(constant_id = 0) const uint COUNT = 1;
 layout(constant_id = 1) const uint CTM = 0;
 layout(constant_id = 2) const bool CUBIC = false;
@@ -58,7 +57,7 @@ void taps(float c, uint len, out int first, out vec4 w) {
 }
 
 void main() {
-    uint i = layout_linear_id();
+    uint i = vkml_linear_id();
     if (i >= COUNT) return;
     uint ox = i % OW;
     uint t = i / OW;

@@ -6,7 +6,6 @@
 // shape and attribute is a specialization constant: a pipeline per Resize, no index arithmetic
 // left for unresized dimensions (RESIZED_d false).
 VKML_LOCAL_SIZE;
-#include "layout/linear_id.glsl"
 layout(constant_id = 0) const uint COUNT = 1;
 layout(constant_id = 1) const uint CTM = 0;
 layout(constant_id = 2) const uint NEAREST = 0; // round_prefer_floor, round_prefer_ceil, floor, ceil
@@ -58,7 +57,7 @@ bool outside = false;
     }
 
 void main() {
-    uint i = layout_linear_id();
+    uint i = vkml_linear_id();
     if (i >= COUNT) return;
     uint rem = i;
     MAP_DIM(5)

@@ -10,5 +10,6 @@ using Args = std::span<const std::string_view>;
 int info_main(Args args);
 int selftest_main(Args args);
 int ops_main(Args args);
+int bench_main(Args args);
 
 } // namespace vkml::tool

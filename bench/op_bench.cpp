@@ -1,0 +1,120 @@
+#include "op_bench.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+
+#include "vkml/vkml.hpp"
+
+namespace vkml::bench {
+namespace {
+
+using gpu::DType;
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+// Device memory bandwidth as vkml's own copy kernel achieves it: the roofline for memory-bound ops.
+double measure_bandwidth(gpu::Device& device, bool large) {
+    const uint64_t bytes = large ? (256ull << 20) : (16ull << 20);
+    gpu::Buffer src(device, {.size = bytes, .name = "bench src"}), dst(device, {.size = bytes, .name = "bench dst"});
+    const gpu::Pipeline& copy = device.pipeline(
+        {.shader = gpu::ShaderId::copy_f32, .bindings = 2, .push_constant_bytes = 4, .workgroup = {256, 1, 1}});
+    const uint32_t n4 = uint32_t(bytes / 16);
+    gpu::Profiler profiler(device, 16);
+    std::vector<double> us;
+    device.run_now(gpu::QueueRole::Compute, [&](gpu::CommandBuffer& cmd) {
+        profiler.reset(cmd);
+        const gpu::BufferRange b[] = {src.range(), dst.range()};
+        for (int i = 0; i < 8; ++i) {
+            if (i) gpu::barrier::compute_to_compute(cmd);
+            profiler.begin(cmd, "copy");
+            cmd.dispatch(copy, b, n4, cmd.groups_for(copy, n4));
+            profiler.end(cmd);
+        }
+    });
+    for (const auto& r : profiler.results()) us.push_back(r.duration_us);
+    us.erase(us.begin()); // first run warms caches and clocks
+    const double t = median(us);
+    return t > 0 ? 2.0 * double(bytes) / (t * 1e-6) : 0;
+}
+
+} // namespace
+
+int run_op_bench(gpu::Device& device, const OpBenchOptions& options) {
+    const auto& caps = device.caps();
+    const double bandwidth = measure_bandwidth(device, options.large);
+    std::printf("device: %s\nroofline: memory %.1f GB/s (vkml copy kernel, this run)", caps.device_name.c_str(),
+                bandwidth / 1e9);
+    if (options.peak_tflops > 0) std::printf(", compute %.1f TFLOP/s (--peak-tflops)", options.peak_tflops);
+    std::printf("\n\n%-44s %-4s %10s %10s %10s %9s\n", "op", "type", "median us", "GFLOP/s", "GB/s", "roofline");
+    int cases = 0;
+    for (const OpBenchCase& c : op_bench_cases()) {
+        if (c.large != options.large) continue;
+        if (!options.filter.empty() && c.name.find(options.filter) == std::string::npos) continue;
+        for (DType dtype : {DType::f32, DType::f16}) {
+            if (dtype == DType::f16 && !caps.storage16) continue;
+            std::unique_ptr<ops::Op> op;
+            try {
+                op = c.make(device, dtype);
+            } catch (const Error& e) {
+                std::printf("%-44s %-4s skipped: %s\n", c.name.c_str(), gpu::dtype_name(dtype), e.what());
+                continue;
+            }
+            std::vector<gpu::Tensor> in, out;
+            std::mt19937 rng(7);
+            std::uniform_real_distribution<float> dist(-1.f, 1.f);
+            for (size_t i = 0; i < op->inputs().size(); ++i) {
+                const auto& d = op->inputs()[i];
+                in.emplace_back(device, d.shape, d.dtype, "bench input");
+                std::vector<float> data;
+                if (c.input) {
+                    data = c.input(i, size_t(d.shape.elements()));
+                } else {
+                    data.resize(size_t(d.shape.elements()));
+                    for (float& v : data) v = dist(rng);
+                }
+                gpu::upload(device, in.back(), data);
+            }
+            for (const auto& d : op->outputs()) out.emplace_back(device, d.shape, d.dtype, "bench output");
+            std::unique_ptr<gpu::Buffer> scratch;
+            if (op->scratch_bytes())
+                scratch = std::make_unique<gpu::Buffer>(device, gpu::BufferDesc{.size = op->scratch_bytes()});
+            const gpu::BufferRange scratch_range = scratch ? scratch->range() : gpu::BufferRange{};
+            gpu::Profiler profiler(device, uint32_t(options.runs + 4));
+            device.run_now(gpu::QueueRole::Compute, [&](gpu::CommandBuffer& cmd) {
+                profiler.reset(cmd);
+                for (int i = 0; i < 3; ++i) { // warm-up, untimed
+                    op->record(cmd, in, out, scratch_range);
+                    gpu::barrier::compute_to_compute(cmd);
+                }
+                for (int i = 0; i < options.runs; ++i) {
+                    profiler.begin(cmd, c.name);
+                    op->record(cmd, in, out, scratch_range);
+                    profiler.end(cmd);
+                    gpu::barrier::compute_to_compute(cmd);
+                }
+            });
+            std::vector<double> us;
+            for (const auto& r : profiler.results()) us.push_back(r.duration_us);
+            const double t = median(us) * 1e-6;
+            const double bytes = dtype == DType::f16 ? c.bytes / 2 : c.bytes;
+            const double gflops = t > 0 ? c.flops / t / 1e9 : 0, gbs = t > 0 ? bytes / t / 1e9 : 0;
+            double share = 0;
+            if (c.flops > 0 && options.peak_tflops > 0) share = gflops / (options.peak_tflops * 1e3);
+            if (c.flops == 0 && bandwidth > 0) share = gbs * 1e9 / bandwidth;
+            char share_text[16] = "-";
+            if (share > 0) std::snprintf(share_text, sizeof share_text, "%.0f%%", share * 100);
+            std::printf("%-44s %-4s %10.1f %10.1f %10.1f %9s\n", c.name.c_str(), gpu::dtype_name(dtype), t * 1e6, gflops,
+                        gbs, share_text);
+            ++cases;
+        }
+    }
+    std::printf("\n%d measurements; each the median of %d records timed with GPU timestamps\n", cases, options.runs);
+    return cases > 0 ? 0 : 1;
+}
+
+} // namespace vkml::bench

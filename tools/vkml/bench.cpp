@@ -1,0 +1,43 @@
+// `vkml bench ops`: per-operator GPU timings (bench/op_bench.cpp).
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "../../bench/op_bench.hpp"
+#include "commands.hpp"
+
+namespace vkml::tool {
+
+int bench_main(Args args) {
+    if (args.empty() || args[0] != "ops") {
+        std::fprintf(stderr, "usage: vkml bench ops [--large] [--filter TEXT] [--runs N] [--peak-tflops X]\n"
+                             "  --large          the real sizes (960x540 feature maps) instead of the small ones\n"
+                             "  --filter TEXT    only cases whose name contains TEXT\n"
+                             "  --runs N         timed records per case (median reported; default 25)\n"
+                             "  --peak-tflops X  the device's compute peak, for the roofline share of compute-bound ops\n");
+        return 2;
+    }
+    bench::OpBenchOptions opt;
+    for (size_t i = 1; i < args.size(); ++i) {
+        const std::string_view a = args[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= args.size()) {
+                std::fprintf(stderr, "vkml bench: %.*s needs a value\n", int(a.size()), a.data());
+                std::exit(2);
+            }
+            return std::string(args[++i]);
+        };
+        if (a == "--large") opt.large = true;
+        else if (a == "--filter") opt.filter = value();
+        else if (a == "--runs") opt.runs = std::max(1, std::atoi(value().c_str()));
+        else if (a == "--peak-tflops") opt.peak_tflops = std::atof(value().c_str());
+        else {
+            std::fprintf(stderr, "vkml bench: unknown option '%.*s'\n", int(a.size()), a.data());
+            return 2;
+        }
+    }
+    auto device = gpu::Device::create();
+    return bench::run_op_bench(*device, opt);
+}
+
+} // namespace vkml::tool
