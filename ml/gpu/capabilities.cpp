@@ -78,6 +78,7 @@ FeatureSupport query_feature_support(VkPhysicalDevice phys) {
     s.timeline = f12.timelineSemaphore;
     s.sync2 = f13.synchronization2;
     s.subgroup_size_control = f13.subgroupSizeControl;
+    s.dynamic_rendering = f13.dynamicRendering;
     s.coopmat_nv = has_coop && coop.cooperativeMatrix;
     return s;
 }

@@ -379,6 +379,7 @@ std::unique_ptr<Device> Device::create(const DeviceDesc& desc) {
                                          coop ? &fcoop : nullptr};
     f13.synchronization2 = VK_TRUE;
     f13.subgroupSizeControl = support.subgroup_size_control;
+    f13.dynamicRendering = support.dynamic_rendering;
     VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &f13};
     f12.timelineSemaphore = VK_TRUE;
     f12.shaderFloat16 = support.float16;
@@ -407,6 +408,7 @@ std::unique_ptr<Device> Device::create(const DeviceDesc& desc) {
     caps.storage8 = support.storage8;
     caps.int64 = support.int64;
     caps.subgroup_size_control = support.subgroup_size_control;
+    caps.dynamic_rendering = support.dynamic_rendering;
     caps.coopmat_nv = coop;
 
     auto get_queue = [&](uint32_t fam) {
@@ -463,6 +465,7 @@ void read_host_features(const VkPhysicalDeviceFeatures2* chain, Capabilities& ca
             auto* f = reinterpret_cast<const VkPhysicalDeviceVulkan13Features*>(s);
             sync2 |= bool(f->synchronization2);
             caps.subgroup_size_control |= bool(f->subgroupSizeControl);
+            caps.dynamic_rendering |= bool(f->dynamicRendering);
             break;
         }
         case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SYNCHRONIZATION_2_FEATURES:
@@ -546,6 +549,7 @@ std::vector<Capabilities> Device::enumerate(const DeviceDesc& desc) {
         c.int64 = s.int64;
         c.push_descriptors = s.has_extension(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
         c.subgroup_size_control = s.subgroup_size_control;
+        c.dynamic_rendering = s.dynamic_rendering;
         c.coopmat_nv = s.coopmat_nv;
         out.push_back(std::move(c));
     }

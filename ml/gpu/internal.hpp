@@ -14,7 +14,7 @@ namespace vkml::gpu::detail {
 struct FeatureSupport {
     bool storage16 = false, float16 = false, int8 = false, storage8 = false;
     bool int16 = false, int64 = false;
-    bool timeline = false, sync2 = false, subgroup_size_control = false;
+    bool timeline = false, sync2 = false, subgroup_size_control = false, dynamic_rendering = false;
     bool coopmat_nv = false;
     std::vector<std::string> extensions;
     bool has_extension(const char* name) const;

@@ -44,6 +44,7 @@ struct Capabilities {
     bool int8 = false;      // 8-bit storage and int8 arithmetic
     bool storage8 = false; // 8-bit storage buffers: u8 tensors, bool outputs
     bool int64 = false;    // 64-bit integers in shaders
+    bool dynamic_rendering = false; // raster passes without render-pass objects (frame graph)
     bool push_descriptors = false;
     bool memory_budget = false;
     bool subgroup_size_control = false;
