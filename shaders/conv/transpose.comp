@@ -24,12 +24,14 @@ void main() {
     float acc = 0.0;
     for (uint kh = 0; kh < KH; ++kh) {
         const int th = th0 - int(kh * DH);
-        if (th < 0 || th % int(SH) != 0) continue;
+        // Unsigned %: Vulkan makes OpSMod of a negative operand poison, and a compiler may
+        // evaluate both sides of || when neither has side effects.
+        if (th < 0 || uint(th) % SH != 0u) continue;
         const uint ih = uint(th) / SH;
         if (ih >= H) continue;
         for (uint kw = 0; kw < KW; ++kw) {
             const int tw = tw0 - int(kw * DW);
-            if (tw < 0 || tw % int(SW) != 0) continue;
+            if (tw < 0 || uint(tw) % SW != 0u) continue;
             const uint iw = uint(tw) / SW;
             if (iw >= W) continue;
             for (uint c = 0; c < CG; ++c) {

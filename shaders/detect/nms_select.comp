@@ -39,17 +39,22 @@ vec4 load_box(uint batch, uint index) {
 }
 
 // ONNX Runtime's rule: boxes without area or without overlap never suppress each other.
+// IoU > threshold is decided as inter > threshold * union, not through a division (Vulkan allows
+// OpFDiv 2.5 ULP, so identical boxes could get an IoU above 1), and `precise` keeps the union a
+// sum of separately rounded terms (a fused inter product would leave identical boxes a union
+// slightly below their intersection): identical boxes have IoU exactly 1 on every driver.
 bool suppresses(vec4 a, vec4 b) {
-    float area_a = (a.z - a.x) * (a.w - a.y);
-    float area_b = (b.z - b.x) * (b.w - b.y);
+    precise float area_a = (a.z - a.x) * (a.w - a.y);
+    precise float area_b = (b.z - b.x) * (b.w - b.y);
     if (!(area_a > 0.0) || !(area_b > 0.0)) return false;
     float iw = min(a.z, b.z) - max(a.x, b.x);
     float ih = min(a.w, b.w) - max(a.y, b.y);
     if (!(iw > 0.0) || !(ih > 0.0)) return false;
-    float inter = iw * ih;
-    float uni = area_a + area_b - inter;
+    precise float inter = iw * ih;
+    precise float uni = area_a + area_b - inter;
     if (!(uni > 0.0)) return false;
-    return inter / uni > IOU_THRESHOLD;
+    precise float bound = IOU_THRESHOLD * uni;
+    return inter > bound;
 }
 
 // The first candidate position >= from that is not suppressed, or m.

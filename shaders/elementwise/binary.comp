@@ -50,16 +50,23 @@ uint apply(ctype x, ctype y) {
 }
 #elif VKML_I32
 int apply(int x, int y) {
+    // OpSDiv truncates toward zero, as C, but is undefined behaviour for y = 0 and INT_MIN / -1,
+    // even when a ?: discards it (a compiler may select instead of branch): divide by a safe d.
+    // y = 0 gives 0 (Div and Mod), y = -1 gives the wrapped -x (Div) and 0 (Mod).
+    bool special = y == 0 || y == -1;
+    int d = special ? 1 : y;
     switch (OP) {
     case EW_ADD: return x + y;
     case EW_SUB: return x - y;
     case EW_MUL: return x * y;
-    case EW_DIV: return x / y; // truncates toward zero, as C (SPIR-V OpSDiv)
+    case EW_DIV: return special ? (y == 0 ? 0 : -x) : x / d;
     case EW_MOD:
     case EW_FMOD: {
-        // GLSL leaves % of negative operands undefined, so take the remainder from the truncating
-        // division (the dividend's sign), then move it to the divisor's sign for fmod = 0.
-        int r = x - (x / y) * y;
+        // Vulkan makes % (OpSMod / OpSRem) of a negative operand poison, so take the remainder
+        // from the truncating division (the dividend's sign), then move it to the divisor's sign
+        // for fmod = 0.
+        if (special) return 0;
+        int r = x - (x / d) * d;
         if (OP == EW_MOD && r != 0 && (r < 0) != (y < 0)) r += y;
         return r;
     }

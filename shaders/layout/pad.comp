@@ -22,9 +22,11 @@ layout(push_constant) uniform Params {
     int pad_begin[6];
 } p;
 
+// a mod m in [0, m) for m > 0. Vulkan makes OpSMod / OpSRem of a negative operand poison (a
+// window coordinate before the pad is negative), so only non-negative values meet `%`: for a < 0,
+// a mod m = m - 1 - ((-a - 1) mod m).
 int positive_mod(int a, int m) {
-    int r = a % m;
-    return r < 0 ? r + m : r;
+    return a >= 0 ? int(uint(a) % uint(m)) : m - 1 - int(uint(-(a + 1)) % uint(m));
 }
 
 stype value_word(uint w) {

@@ -38,15 +38,19 @@ float cubic_weight(float t) {
     return 0.0;
 }
 
-// Taps (first index and up to 4 weights) of one axis around source coordinate c.
-void taps(float c, uint len, out int first, out vec4 w) {
-    float f = floor(c);
-    float t = c - f;
+// Taps (first index and up to 4 weights) of one axis around source coordinate c. The first tap
+// is floor(c), decided exactly (resize_coord.glsl), so a coordinate on an input sample gets weight
+// 1 there whatever the division's rounding; t is clamped because the guess v may sit a few ULP on
+// the other side of that integer.
+void taps(ResizeCoord c, uint len, out int first, out vec4 w) {
+    float v = clamp(resize_value(c), -4.0, float(len) + 4.0);
+    int f = resize_greatest_ge(c, v, 0.0);
+    float t = clamp(v - float(f), 0.0, 1.0);
     if (CUBIC) {
-        first = int(f) - 1;
+        first = f - 1;
         w = vec4(cubic_weight(t + 1.0), cubic_weight(t), cubic_weight(1.0 - t), cubic_weight(2.0 - t));
     } else {
-        first = int(f);
+        first = f;
         w = vec4(1.0 - t, t, 0.0, 0.0);
     }
     if (EXCLUDE_OUTSIDE) {
@@ -63,8 +67,8 @@ void main() {
     uint t = i / OW;
     uint oy = t % OH;
     uint plane = t / OH;
-    float cy = resize_coord(CTM, float(oy), float(IH), float(OH), NUM_H, DEN_H, ROI0_H, ROI1_H);
-    float cx = resize_coord(CTM, float(ox), float(IW), float(OW), NUM_W, DEN_W, ROI0_W, ROI1_W);
+    ResizeCoord cy = resize_coord(CTM, float(oy), float(IH), float(OH), NUM_H, DEN_H, ROI0_H, ROI1_H);
+    ResizeCoord cx = resize_coord(CTM, float(ox), float(IW), float(OW), NUM_W, DEN_W, ROI0_W, ROI1_W);
     if (resize_outside(CTM, cy, float(IH)) || resize_outside(CTM, cx, float(IW))) {
         dst.data[i] = sfloat(p.extrapolation);
         return;

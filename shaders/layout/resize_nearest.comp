@@ -31,16 +31,18 @@ layout(std430, set = 0, binding = 1) writeonly buffer Dst { sfloat data[]; } dst
 // valid specialization-constant operation.
 layout(push_constant) uniform Params { float extrapolation; } p;
 
-// ONNX's nearest rounding of a source coordinate, then clamped into the input (edge padding).
-uint nearest(float c, uint in_len) {
-    float f = floor(c);
-    float r = c - f;
-    float n;
-    if (NEAREST == 0) n = r > 0.5 ? f + 1.0 : f;
-    else if (NEAREST == 1) n = r >= 0.5 ? f + 1.0 : f;
-    else if (NEAREST == 2) n = f;
-    else n = ceil(c);
-    return uint(clamp(n, 0.0, float(in_len) - 1.0));
+// ONNX's nearest rounding of a source coordinate, decided exactly (resize_coord.glsl), then
+// clamped into the input (edge padding). The guess is clamped first so that a far-off coordinate
+// (tf_crop_and_resize's roi may reach anywhere) converts to int safely: beyond [-2, in_len + 1]
+// every mode clamps to the same edge anyway.
+uint nearest(ResizeCoord c, uint in_len) {
+    float v = clamp(resize_value(c), -2.0, float(in_len) + 1.0);
+    int n;
+    if (NEAREST == 0) n = resize_least_le(c, v, 0.5);         // round_prefer_floor: c <= n + 0.5
+    else if (NEAREST == 1) n = resize_greatest_ge(c, v, -0.5); // round_prefer_ceil: c >= n - 0.5
+    else if (NEAREST == 2) n = resize_greatest_ge(c, v, 0.0);  // floor
+    else n = resize_least_le(c, v, 0.0);                       // ceil
+    return uint(clamp(n, 0, int(in_len) - 1));
 }
 
 bool outside = false;
@@ -50,8 +52,8 @@ bool outside = false;
     rem /= OUT##d;                                                                               \
     uint i##d = o##d;                                                                            \
     if (RESIZED##d) {                                                                            \
-        float c = resize_coord(CTM, float(o##d), float(IN##d), float(OUT##d), NUM##d, DEN##d, ROI0_##d, \
-                               ROI1_##d);                                              \
+        ResizeCoord c = resize_coord(CTM, float(o##d), float(IN##d), float(OUT##d), NUM##d, DEN##d, \
+                                     ROI0_##d, ROI1_##d);                                        \
         outside = outside || resize_outside(CTM, c, float(IN##d));                              \
         i##d = nearest(c, IN##d);                                                               \
     }

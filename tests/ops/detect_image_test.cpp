@@ -205,9 +205,16 @@ TEST_F(DetectImage, ImageToTensorReadsEveryFormat) {
     }
 }
 
-// sRGB: the hardware decodes to linear values at its own precision (llvmpipe's decode is an
-// approximation), so linear results are checked to within 0.4 of an 8-bit step of the encoded
-// value; linearize_srgb = false must give the stored bytes / 255 exactly (rounded re-encode).
+// sRGB: the hardware decodes to linear values at its own precision. The Vulkan spec states none:
+// texel input (images.adoc, "Format Conversion") applies the "sRGB EOTF" of the Khronos Data Format
+// Specification, which gives the formula and no tolerance, and OpImageFetch has no entry in the
+// spec's precision tables. What conformant drivers are held to is the CTS: its sampling tests
+// (vktPipelineImageSamplingInstance.cpp) accept sRGB lookups 4/255 further from the exact decode
+// than UNORM ones. So linear results are checked to within 4/255 of the exact linear value (NVIDIA
+// 580 measured 0.0037 near 1.0, llvmpipe about 0.3 of an 8-bit step); a wrong channel, order,
+// transform or a missing decode is still off by far more. linearize_srgb = false must give the
+// stored bytes / 255 exactly (rounded re-encode): that needs the decode within half an 8-bit step,
+// which is the op's documented condition, not a spec guarantee.
 TEST_F(DetectImage, ImageToTensorSrgb) {
     const uint32_t w = 32, h = 9;
     const VkFormat format = VK_FORMAT_R8G8B8A8_SRGB;
@@ -240,15 +247,11 @@ TEST_F(DetectImage, ImageToTensorSrgb) {
                     const uint32_t src = order == ChannelOrder::BGR && c < 3 ? 2 - c : c;
                     const double gain = 1.0 / (tr.std.size() == 1 ? tr.std[0] : tr.std[c]);
                     for (size_t p = 0; p < size_t(w) * h; ++p) {
-                        const double e = bytes[p * 4 + src] / 255.0;
-                        // Alpha is not sRGB-coded: exact; colours: 0.4 step of the encoded value.
-                        const double step =
-                            src == 3 ? 0.0
-                                     : ref_detect::srgb_to_linear(std::min(1.0, e + 0.4 / 255)) -
-                                           ref_detect::srgb_to_linear(std::max(0.0, e - 0.4 / 255));
+                        // Alpha is not sRGB-coded: exact; colours: the CTS's sRGB allowance.
+                        const double decode_tol = src == 3 ? 0.0 : 4.0 / 255;
                         const size_t i = c * size_t(w) * h + p;
                         ASSERT_LE(std::fabs(got[i] - want[i]),
-                                  step / 2 * gain + rel * std::fabs(want[i]) + 1e-6)
+                                  decode_tol * gain + rel * std::fabs(want[i]) + 1e-6)
                             << what << ": channel " << c << " pixel " << p << " byte "
                             << int(bytes[p * 4 + src]);
                     }
@@ -311,7 +314,7 @@ TEST_F(DetectImage, TensorToImageWritesEveryFormat) {
                     const std::string what = std::string(gpu::dtype_name(dtype)) + " -> " + name_of(format) +
                                              " C=" + std::to_string(channels) +
                                              (order == ChannelOrder::BGR ? " BGR" : " RGB");
-                    size_t clamped = 0, off_by_one = 0;
+                    size_t clamped = 0;
                     for (size_t p = 0; p < px.size(); ++p) {
                         for (int c = 0; c < 4; ++c) {
                             if (unorm) {
@@ -320,10 +323,11 @@ TEST_F(DetectImage, TensorToImageWritesEveryFormat) {
                                 const int got = bytes[p * 4 + size_t(at)];
                                 const double want = px[p][c] * 255;
                                 if (px[p][c] == 0 || px[p][c] == 1) ++clamped;
-                                // Round to nearest: within half an LSB plus the allowed 1 LSB slack.
-                                ASSERT_LE(std::fabs(got - want), 1.0)
-                                    << what << ": pixel " << p << " channel " << c;
-                                if (std::fabs(got - want) > 0.5 + 1e-3) ++off_by_one;
+                                // Round to nearest on every driver (the shader quantizes itself,
+                                // see tensor_to_image.comp): within half an LSB, plus 1e-3 LSB for
+                                // the fp32 transform where the exact value is a near tie.
+                                ASSERT_LE(std::fabs(got - want), 0.5 + 1e-3)
+                                    << what << ": pixel " << p << " channel " << c << " want " << want;
                             } else {
                                 uint16_t hb;
                                 std::memcpy(&hb, &bytes[p * 8 + size_t(c) * 2], 2);
@@ -335,7 +339,6 @@ TEST_F(DetectImage, TensorToImageWritesEveryFormat) {
                     }
                     if (unorm) {
                         EXPECT_GT(clamped, px.size() / 10) << what << ": the clamps were not exercised";
-                        EXPECT_LT(off_by_one, px.size() / 50) << what << ": stores do not round to nearest";
                     }
                 }
             }

@@ -44,13 +44,17 @@ void PrintTo(const BinaryCase& c, std::ostream* os) {
     *os << c.name;
 }
 
+// f32 tolerances from the Vulkan precision tables, as in elementwise_unary_test.cpp: add, sub and
+// mul are correctly rounded (2e-7 covers 1 ULP); OpFDiv is 2.5 ULP (2.2e-7 over these inputs);
+// pow is inherited from exp2(y * log2(x)), (3 + 2|y log2 x|) ULP plus log2's error scaled by |y|
+// (2.1e-6 for x in [0.1, 3], y in [-2, 2]).
 std::vector<BinaryCase> cases() {
     return {
         {"Add", BinaryKind::Add},
         {"Sub", BinaryKind::Sub},
         {"Mul", BinaryKind::Mul},
-        {"Div", BinaryKind::Div},
-        {"Pow", BinaryKind::Pow, 0, 1e-6, 1e-3},
+        {"Div", BinaryKind::Div, 0, 2.5e-7},
+        {"Pow", BinaryKind::Pow, 0, 2.5e-6, 1e-3},
         {"Mod", BinaryKind::Mod, 0},
         {"Fmod", BinaryKind::Mod, 1},
         {"Equal", BinaryKind::Equal, 0, 0, 0},
@@ -214,17 +218,20 @@ TEST_F(ElementwiseBinaryExtra, ModSigns) {
     }
 }
 
-// Negative bases with integral exponents keep C pow's signs; 0^0 = 1, 0^y = 0 for y > 0.
+// Negative bases with integral exponents keep C pow's signs; 0^0 = 1, 0^y = 0 for y > 0. f32
+// tolerance: the spec's pow bound for |x| in [0.05, 2], |y| <= 3 (5.4e-6, led by 0.05^-3 where
+// |y log2 x| = 13). Only the cases the shader decides without pow() are checked exactly: pow()
+// itself need not return (-2)^3 = -8 exactly (log2(2) may be off by 2^-21).
 TEST_F(ElementwiseBinaryExtra, PowSigns) {
     for (DType dtype : float_dtypes(dev())) {
         const HostTensor a = random_tensor({9, 11}, dtype, 8);
         const HostTensor b = random_ints({11}, dtype, 9, -3, 3);
-        check(dev(), {"Pow", BinaryKind::Pow, 0, 1e-6, 1e-3}, a, b,
+        check(dev(), {"Pow", BinaryKind::Pow, 0, 6e-6, 1e-3}, a, b,
               std::string("Pow integral ") + gpu::dtype_name(dtype));
     }
-    HostTensor a({4}, DType::f32), b({4}, DType::f32);
-    a.data = {0, 0, 2, -2};
-    b.data = {0, 2, 0, 3};
+    HostTensor a({3}, DType::f32), b({3}, DType::f32);
+    a.data = {0, 0, 2};
+    b.data = {0, 2, 0};
     check(dev(), {"Pow", BinaryKind::Pow, 0, 0, 0}, a, b, "Pow zeros");
 }
 
