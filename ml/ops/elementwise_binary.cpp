@@ -60,6 +60,22 @@ bool is_float(DType d) {
     return d == DType::f32 || d == DType::f16;
 }
 
+// Kinds with a half-precision path (elementwise_binary_f16a's apply_half): correctly rounded in f16
+// (Add, Sub, Mul, PRelu's product: the bound fp32 math has once rounded to f16 on store) or one
+// division (2.5 ULP where half-precision division is bounded, fp32 elsewhere). Pow (exp2 and log2
+// in f16 lose most bits and overflow) and Mod (exact in fp32 already) stay fp32; comparisons have
+// no arithmetic.
+bool has_f16_math(BinaryKind kind) {
+    return kind == BinaryKind::Add || kind == BinaryKind::Sub || kind == BinaryKind::Mul ||
+           kind == BinaryKind::Div || kind == BinaryKind::PRelu;
+}
+
+// The elementwise_binary variant for an op storing `dtype`: f16a when it computes in half precision.
+gpu::ShaderId binary_shader(gpu::Device& device, const char* op, DType dtype, bool f16_math) {
+    return f16_math ? detail::shader_for(device, op, "elementwise_binary", "f16a")
+                    : detail::shader_for(device, op, "elementwise_binary", dtype);
+}
+
 } // namespace
 
 const char* binary_name(BinaryKind kind) {
@@ -129,6 +145,7 @@ std::unique_ptr<Binary> Binary::create(gpu::Device& device, const BinaryDesc& de
              "slope " + desc.b.shape.str() + " does not broadcast to X's shape " + desc.a.shape.str());
     const DType out_dtype = is_compare(desc.kind) ? DType::u8 : dtype;
     ew::check_activation(name, desc.activation, out_dtype);
+    detail::check_math(name, desc.math);
 
     const Shape shapes[] = {desc.a.shape, desc.b.shape};
     const ew::BroadcastLayout layout = ew::broadcast_layout(name, out, shapes);
@@ -139,8 +156,10 @@ std::unique_ptr<Binary> Binary::create(gpu::Device& device, const BinaryDesc& de
     op->rank_ = layout.rank;
     op->n_ = uint32_t(out.elements());
     op->push_ = ew::as_words(ew::binary_push(op->n_, layout, desc.activation));
-    const gpu::ShaderId shader = detail::shader_for(
-        device, name, is_compare(desc.kind) ? "elementwise_compare" : "elementwise_binary", dtype);
+    op->f16_math_ = has_f16_math(desc.kind) && detail::use_f16_math(device, dtype, desc.math);
+    const gpu::ShaderId shader = is_compare(desc.kind)
+                                     ? detail::shader_for(device, name, "elementwise_compare", dtype)
+                                     : binary_shader(device, name, dtype, op->f16_math_);
     op->pipeline_ =
         &ew::pipeline(device, shader, 3, sizeof(ew::BinaryPush),
                       {code_of(desc.kind, desc.fmod), layout.rank, uint32_t(desc.activation.kind)});
@@ -190,13 +209,17 @@ std::unique_ptr<Variadic> Variadic::create(gpu::Device& device, const VariadicDe
         out = detail::broadcast_shapes(name, out, desc.inputs[i].shape);
     }
     ew::check_activation(name, desc.activation, dtype);
+    detail::check_math(name, desc.math);
 
     auto op = std::make_unique<Variadic>(device, Key{});
     op->kind_ = desc.kind;
     op->inputs_ = desc.inputs;
     op->outputs_ = {{out, dtype}};
     op->n_ = detail::to_u32(name, "output elements", out.elements());
-    const gpu::ShaderId shader = detail::shader_for(device, name, "elementwise_binary", dtype);
+    // Max and Min are exact in f16, Sum's partial sums are stored in f16 after every step anyway;
+    // Mean's last step (sum + x) * (1 / N) could overflow f16 in the sum, so it stays fp32.
+    op->f16_math_ = desc.kind != VariadicKind::Mean && detail::use_f16_math(device, dtype, desc.math);
+    const gpu::ShaderId shader = binary_shader(device, name, dtype, op->f16_math_);
     const uint32_t code = desc.kind == VariadicKind::Max   ? ew::code_max
                           : desc.kind == VariadicKind::Min ? ew::code_min
                                                            : ew::code_add;

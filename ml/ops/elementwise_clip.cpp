@@ -39,6 +39,7 @@ std::unique_ptr<Clip> Clip::create(gpu::Device& device, const ClipDesc& desc) {
     };
     check_bound(desc.min, "min", desc.min_value, "min_value", -INFINITY);
     check_bound(desc.max, "max", desc.max_value, "max_value", INFINITY);
+    detail::check_math("Clip", desc.math);
 
     auto op = std::make_unique<Clip>(device, Key{});
     op->inputs_ = {desc.input};
@@ -59,9 +60,13 @@ std::unique_ptr<Clip> Clip::create(gpu::Device& device, const ClipDesc& desc) {
         op->push_.lo = std::bit_cast<uint32_t>(desc.min_value);
         op->push_.hi = std::bit_cast<uint32_t>(desc.max_value);
     }
-    op->pipeline_ =
-        &ew::pipeline(device, detail::shader_for(device, "Clip", "elementwise_clip", dtype), 4, sizeof(Push),
-                      {uint32_t(desc.min.has_value()), uint32_t(desc.max.has_value())});
+    // min(max()) commutes with the (monotonic) rounding to f16, so half precision is exact here.
+    op->f16_math_ = detail::use_f16_math(device, dtype, desc.math);
+    const gpu::ShaderId shader = op->f16_math_
+                                     ? detail::shader_for(device, "Clip", "elementwise_clip", "f16a")
+                                     : detail::shader_for(device, "Clip", "elementwise_clip", dtype);
+    op->pipeline_ = &ew::pipeline(device, shader, 4, sizeof(Push),
+                                  {uint32_t(desc.min.has_value()), uint32_t(desc.max.has_value())});
     return op;
 }
 

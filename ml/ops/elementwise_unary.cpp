@@ -37,6 +37,28 @@ UnaryAttrs attrs_of(UnaryKind kind) {
     }
 }
 
+// Kinds with a half-precision path (elementwise_unary_f16a's apply_half): exact in f16 (Abs, Neg,
+// Sign, Relu, Floor, Ceil, Round) or one bounded division (Reciprocal, 2.5 ULP). Everything else is
+// transcendental (exp, log, sin, erf and the activations built on them: f16 loses accuracy and
+// overflows in intermediates such as exp(12)), takes an fp32 attribute that f16 would round
+// (LeakyRelu, HardSigmoid, ...), cancels (HardSwish near -3) or is inherited from several
+// half-precision steps (Sqrt, Softsign), and stays in fp32.
+bool has_f16_math(UnaryKind kind) {
+    switch (kind) {
+    case UnaryKind::Abs:
+    case UnaryKind::Neg:
+    case UnaryKind::Sign:
+    case UnaryKind::Relu:
+    case UnaryKind::Floor:
+    case UnaryKind::Ceil:
+    case UnaryKind::Round:
+    case UnaryKind::Reciprocal:
+        return true;
+    default:
+        return false;
+    }
+}
+
 bool allows_i32(UnaryKind kind) {
     return kind == UnaryKind::Abs || kind == UnaryKind::Neg || kind == UnaryKind::Sign ||
            kind == UnaryKind::Relu;
@@ -145,6 +167,7 @@ std::unique_ptr<Unary> Unary::create(gpu::Device& device, const UnaryDesc& desc)
         fail(name, "approximate", std::string(name) + " has no approximate attribute");
     }
     detail::elementwise::check_activation(name, desc.activation, dtype);
+    detail::check_math(name, desc.math);
 
     auto op = std::make_unique<Unary>(device, Key{});
     op->kind_ = desc.kind;
@@ -156,9 +179,11 @@ std::unique_ptr<Unary> Unary::create(gpu::Device& device, const UnaryDesc& desc)
                  gamma,
                  desc.activation.alpha,
                  desc.activation.beta};
-    op->pipeline_ =
-        &detail::elementwise::pipeline(device, detail::shader_for(device, name, "elementwise_unary", dtype),
-                                       2, sizeof(Push), {code, uint32_t(desc.activation.kind)});
+    op->f16_math_ = has_f16_math(desc.kind) && detail::use_f16_math(device, dtype, desc.math);
+    const gpu::ShaderId shader = op->f16_math_ ? detail::shader_for(device, name, "elementwise_unary", "f16a")
+                                               : detail::shader_for(device, name, "elementwise_unary", dtype);
+    op->pipeline_ = &detail::elementwise::pipeline(device, shader, 2, sizeof(Push),
+                                                   {code, uint32_t(desc.activation.kind)});
     return op;
 }
 

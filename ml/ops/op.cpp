@@ -168,6 +168,16 @@ gpu::ShaderId shader_for(gpu::Device& device, const char* op, std::string_view n
     return shader_for(device, op, name, std::string_view(v));
 }
 
+bool use_f16_math(const gpu::Device& device, DType dtype, MathPrecision math) {
+    return dtype == DType::f16 && math == MathPrecision::Auto && device.caps().float16 &&
+           device.caps().storage16;
+}
+
+void check_math(const char* op, MathPrecision math) {
+    if (math != MathPrecision::Auto && math != MathPrecision::F32)
+        fail(op, "math", "unknown precision " + std::to_string(uint32_t(math)));
+}
+
 void require_float(const char* op, const std::string& field, const TensorDesc& desc) {
     if (desc.dtype != DType::f32 && desc.dtype != DType::f16)
         fail(op, field, std::string("must be f32 or f16, is ") + gpu::dtype_name(desc.dtype));

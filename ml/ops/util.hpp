@@ -28,6 +28,13 @@ gpu::ShaderId shader_for(gpu::Device& device, const char* op, std::string_view n
 gpu::ShaderId shader_for(gpu::Device& device, const char* op, std::string_view name,
                          std::string_view variant);
 
+// Whether an op storing `dtype` and asking for `math` computes in half precision (the f16a shader
+// variant): f16 tensors, MathPrecision::Auto and a device with shaderFloat16 (and 16-bit storage).
+// Whether the op has a half-precision path for its mode is the op's own decision.
+bool use_f16_math(const gpu::Device& device, DType dtype, MathPrecision math);
+// Fails unless `math` is a known MathPrecision (field "math").
+void check_math(const char* op, MathPrecision math);
+
 void require_float(const char* op, const std::string& field, const TensorDesc& desc); // f32 or f16
 // Fails unless `value` fits a uint32 (shader indices are 32-bit).
 uint32_t to_u32(const char* op, const std::string& field, int64_t value);

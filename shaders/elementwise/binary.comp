@@ -129,6 +129,30 @@ float apply(float x, float y) {
     default: return 0.0;
     }
 }
+
+#if VKML_FP16_ARITH
+// Half-precision forms of the ops the C++ side runs in f16a: correctly rounded (add, sub, mul:
+// the same bound as fp32 math rounded to f16 on store) or exact (max, min, copy). Division only for
+// divisors where half-precision OpFDiv is bounded (2.5 ULP: |y| in [2^-14, 2^14], or 0), others in
+// fp32. Pow, Mod and Mean's scaled add widen to the fp32 apply() (never selected with f16a).
+afloat apply_half(afloat x, afloat y) {
+    switch (OP) {
+    case EW_ADD: return x + y;
+    case EW_SUB: return x - y;
+    case EW_MUL: return x * y;
+    case EW_DIV: {
+        afloat a = abs(y);
+        bool bounded = a == afloat(0) || (a >= afloat(0.00006103515625) && a <= afloat(16384));
+        return bounded ? x / y : afloat(float(x) / float(y));
+    }
+    case EW_PRELU: return x < afloat(0) ? x * y : x;
+    case EW_MAX: return max(x, y);
+    case EW_MIN: return min(x, y);
+    case EW_FIRST: return x;
+    default: return afloat(apply(float(x), float(y)));
+    }
+}
+#endif
 #endif
 
 void main() {
@@ -155,7 +179,13 @@ void main() {
 #elif VKML_I32
     c.data[i] = apply(a.data[ia], b.data[ib]);
 #else
+#if VKML_FP16_ARITH
+    // The op's result as the f16 it would be stored as; the fused activation runs on it in fp32,
+    // as an unfused activation on the stored tensor would.
+    float v = float(apply_half(a.data[ia], b.data[ib]));
+#else
     float v = apply(float(a.data[ia]), float(b.data[ib]));
+#endif
     if (ACT != VKML_ACT_NONE) v = vkml_activate(ACT, v, p.alpha, p.beta);
     c.data[i] = stype(v);
 #endif

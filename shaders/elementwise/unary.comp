@@ -4,7 +4,9 @@
 #include "elementwise/ops.glsl"
 // y[i] = act(f(x[i])) for i < n: unary math and activations with ONNX semantics. The op (OP) and the
 // fused activation (ACT) are specialization constants, so each pipeline compiles to one function.
-// Float variants compute in fp32 (also for fp16 storage); i32 has Abs, Neg, Sign and Relu; u8 Not.
+// f32 and f16 compute in fp32; f16a computes the ops that are exact or one bounded division in
+// half precision in float16 (apply_half: the kinds ml/ops/elementwise_unary.cpp selects f16a for)
+// and the fused activation in fp32; i32 has Abs, Neg, Sign and Relu; u8 Not.
 VKML_LOCAL_SIZE;
 layout(constant_id = 0) const uint OP = 0;
 layout(constant_id = 1) const uint ACT = 0;
@@ -73,6 +75,30 @@ float apply(float v) {
     default: return v;
     }
 }
+
+#if VKML_FP16_ARITH
+// Half-precision forms: exact (Abs, Neg, Sign, Relu, Floor, Ceil, Round) or one division, which
+// half-precision OpFDiv bounds (2.5 ULP) only for divisors in [2^-14, 2^14] (or 0): others go
+// through fp32, which is within one f16 ULP for every divisor. Kinds the C++ side never runs in
+// f16a widen to the fp32 apply(), so every OP still compiles to something correct.
+afloat apply_half(afloat v) {
+    switch (OP) {
+    case EW_ABS: return abs(v);
+    case EW_NEG: return -v;
+    case EW_SIGN: return sign(v);
+    case EW_RELU: return max(v, afloat(0));
+    case EW_FLOOR: return floor(v);
+    case EW_CEIL: return ceil(v);
+    case EW_ROUND: return roundEven(v);
+    case EW_RECIPROCAL: {
+        afloat a = abs(v);
+        bool bounded = a == afloat(0) || (a >= afloat(0.00006103515625) && a <= afloat(16384));
+        return bounded ? afloat(1) / v : afloat(1.0 / float(v));
+    }
+    default: return afloat(apply(float(v)));
+    }
+}
+#endif
 #endif
 
 void main() {
@@ -81,7 +107,13 @@ void main() {
 #if VKML_I32 || VKML_U8
     y.data[i] = stype(apply(ctype(x.data[i])));
 #else
+#if VKML_FP16_ARITH
+    // The op's result as the f16 it would be stored as; the fused activation runs on it in fp32,
+    // as an unfused activation on the stored tensor would.
+    float v = float(apply_half(x.data[i]));
+#else
     float v = apply(float(x.data[i]));
+#endif
     if (ACT != VKML_ACT_NONE) v = vkml_activate(ACT, v, p.act_alpha, p.act_beta);
     y.data[i] = stype(v);
 #endif

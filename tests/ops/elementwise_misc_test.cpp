@@ -2,6 +2,7 @@
 #include <cmath>
 #include <string>
 
+#include "elementwise_math.hpp"
 #include "op_test.hpp"
 #include "ref/elementwise_ref.hpp"
 #include "vkml/ops/elementwise.hpp"
@@ -13,31 +14,42 @@ using gpu::DType;
 using gpu::Shape;
 using ops::Activation;
 using ops::ActivationKind;
+using ops::MathPrecision;
 using ops::VariadicKind;
 namespace ref = ref_elementwise;
+namespace em = elementwise_math;
 
 using ElementwiseVariadic = GpuTest;
 
 // 1 to 4 inputs, broadcast against each other (the first two need not have the output's shape, and
 // later ones fold into the output in place). Recorded twice: folding must restart from the inputs.
+// Under MathPrecision::Auto (shaderFloat16 devices) f16 Max, Min and Sum compute in half precision:
+// max and min are exact, and each step of Sum is a correctly rounded add whose result is stored in
+// f16 anyway, the bound of fp32 math: the same tolerance. Mean keeps fp32 math.
 TEST_F(ElementwiseVariadic, MatchesReference) {
     const std::vector<Shape> shapes = {{3, 1, 5}, {1, 4, 1}, {5}, {}};
     for (DType dtype : float_dtypes(dev())) {
-        for (VariadicKind kind :
-             {VariadicKind::Max, VariadicKind::Min, VariadicKind::Sum, VariadicKind::Mean}) {
-            for (size_t count = 1; count <= shapes.size(); ++count) {
-                std::vector<HostTensor> in;
-                std::vector<ops::TensorDesc> descs;
-                for (size_t i = 0; i < count; ++i) {
-                    in.push_back(random_tensor(shapes[i], dtype, uint32_t(10 * count + i)));
-                    descs.push_back(in.back().desc);
+        for (MathPrecision math : em::precisions(dtype)) {
+            for (VariadicKind kind :
+                 {VariadicKind::Max, VariadicKind::Min, VariadicKind::Sum, VariadicKind::Mean}) {
+                for (size_t count = 1; count <= shapes.size(); ++count) {
+                    std::vector<HostTensor> in;
+                    std::vector<ops::TensorDesc> descs;
+                    for (size_t i = 0; i < count; ++i) {
+                        in.push_back(random_tensor(shapes[i], dtype, uint32_t(10 * count + i)));
+                        descs.push_back(in.back().desc);
+                    }
+                    const auto op =
+                        ops::Variadic::create(dev(), {.kind = kind, .inputs = descs, .math = math});
+                    const HostTensor want = ref::variadic(kind, in);
+                    ASSERT_EQ(op->outputs()[0], want.desc);
+                    const std::string what = std::string(op->type()) + " x" + std::to_string(count) + " " +
+                                             gpu::dtype_name(dtype) + " " + em::name(math);
+                    EXPECT_EQ(op->f16_math(),
+                              em::expect_f16_math(dev(), dtype, math, kind != VariadicKind::Mean))
+                        << what;
+                    expect_close(run_op(dev(), *op, in, 2)[0], want, tolerance(dtype, 2e-7, 6e-4), what);
                 }
-                const auto op = ops::Variadic::create(dev(), {.kind = kind, .inputs = descs});
-                const HostTensor want = ref::variadic(kind, in);
-                ASSERT_EQ(op->outputs()[0], want.desc);
-                const std::string what =
-                    std::string(op->type()) + " x" + std::to_string(count) + " " + gpu::dtype_name(dtype);
-                expect_close(run_op(dev(), *op, in, 2)[0], want, tolerance(dtype, 2e-7, 6e-4), what);
             }
         }
     }
@@ -99,18 +111,26 @@ TEST_F(ElementwiseWhere, MatchesReference) {
 
 using ElementwiseClip = GpuTest;
 
+// Clip is exact in either precision (half-precision math rounds the attribute bounds to f16
+// first, which for f16 inputs gives what fp32 math rounded on store gives); the bound 0.1 is not an
+// f16 value, so rounding it is exercised.
 TEST_F(ElementwiseClip, Attributes) {
     const float inf = INFINITY;
     for (DType dtype : float_dtypes(dev())) {
         const HostTensor x = random_tensor({7, 31}, dtype, 4, -3, 3);
-        for (const auto& [lo, hi] : {std::pair{-inf, inf}, std::pair{-0.5f, inf}, std::pair{-inf, 1.25f},
-                                     std::pair{-1.f, 0.75f}, std::pair{1.f, -1.f}}) {
-            const auto op = ops::Clip::create(dev(), {.input = x.desc, .min_value = lo, .max_value = hi});
-            const std::string what =
-                "Clip [" + std::to_string(lo) + ", " + std::to_string(hi) + "] " + gpu::dtype_name(dtype);
-            HostTensor want = ref::clip(x, round_to(lo, dtype), round_to(hi, dtype));
-            for (double& v : want.data) v = round_to(v, dtype);
-            expect_equal(run_op(dev(), *op, {x}, 2)[0], want, what);
+        for (MathPrecision math : em::precisions(dtype)) {
+            for (const auto& [lo, hi] :
+                 {std::pair{-inf, inf}, std::pair{-0.5f, inf}, std::pair{-inf, 1.25f}, std::pair{-1.f, 0.75f},
+                  std::pair{1.f, -1.f}, std::pair{-0.1f, 0.1f}}) {
+                const auto op = ops::Clip::create(
+                    dev(), {.input = x.desc, .min_value = lo, .max_value = hi, .math = math});
+                const std::string what = "Clip [" + std::to_string(lo) + ", " + std::to_string(hi) + "] " +
+                                         gpu::dtype_name(dtype) + " " + em::name(math);
+                EXPECT_EQ(op->f16_math(), em::expect_f16_math(dev(), dtype, math, true)) << what;
+                HostTensor want = ref::clip(x, round_to(lo, dtype), round_to(hi, dtype));
+                for (double& v : want.data) v = round_to(v, dtype);
+                expect_equal(run_op(dev(), *op, {x}, 2)[0], want, what);
+            }
         }
     }
 }
@@ -128,23 +148,26 @@ TEST_F(ElementwiseClip, InputTensors) {
             const HostTensor* max;
         };
         for (const Case& c : {Case{&lo, nullptr}, Case{nullptr, &hi}, Case{&lo, &hi}, Case{&big, &hi}}) {
-            ops::ClipDesc desc{.input = x.desc};
-            std::vector<HostTensor> in = {x};
-            if (c.min) {
-                desc.min = c.min->desc;
-                in.push_back(*c.min);
+            for (MathPrecision math : em::precisions(dtype)) {
+                ops::ClipDesc desc{.input = x.desc, .math = math};
+                std::vector<HostTensor> in = {x};
+                if (c.min) {
+                    desc.min = c.min->desc;
+                    in.push_back(*c.min);
+                }
+                if (c.max) {
+                    desc.max = c.max->desc;
+                    in.push_back(*c.max);
+                }
+                const auto op = ops::Clip::create(dev(), desc);
+                ASSERT_EQ(op->inputs().size(), in.size());
+                EXPECT_EQ(op->f16_math(), em::expect_f16_math(dev(), dtype, math, true));
+                const HostTensor want =
+                    ref::clip(x, c.min ? (*c.min)[0] : -INFINITY, c.max ? (*c.max)[0] : INFINITY);
+                expect_equal(run_op(dev(), *op, in)[0], want,
+                             std::string("Clip inputs ") + (c.min ? "min " : "") + (c.max ? "max " : "") +
+                                 gpu::dtype_name(dtype) + " " + em::name(math));
             }
-            if (c.max) {
-                desc.max = c.max->desc;
-                in.push_back(*c.max);
-            }
-            const auto op = ops::Clip::create(dev(), desc);
-            ASSERT_EQ(op->inputs().size(), in.size());
-            const HostTensor want =
-                ref::clip(x, c.min ? (*c.min)[0] : -INFINITY, c.max ? (*c.max)[0] : INFINITY);
-            expect_equal(run_op(dev(), *op, in)[0], want,
-                         std::string("Clip inputs ") + (c.min ? "min " : "") + (c.max ? "max " : "") +
-                             gpu::dtype_name(dtype));
         }
     }
 }

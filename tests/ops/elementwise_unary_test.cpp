@@ -4,6 +4,7 @@
 #include <ostream>
 #include <string>
 
+#include "elementwise_math.hpp"
 #include "op_test.hpp"
 #include "ref/elementwise_ref.hpp"
 #include "vkml/ops/elementwise.hpp"
@@ -14,8 +15,10 @@ namespace {
 using gpu::DType;
 using ops::Activation;
 using ops::ActivationKind;
+using ops::MathPrecision;
 using ops::UnaryKind;
 namespace ref = ref_elementwise;
+namespace em = elementwise_math;
 
 struct UnaryCase {
     std::string name;
@@ -73,6 +76,30 @@ ref::UnaryParams params_of(const UnaryCase& c) {
 // the hardware sine on [-pi, pi] (NVIDIA 580 measured 3.8e-7), and far below what a wrong function,
 // argument or precision gives. f16 tolerances are the f16 rounding of the output (about 3e-4 RMS)
 // plus the input's.
+//
+// Under MathPrecision::Auto on a device with shaderFloat16, f16 tensors of the kinds below compute
+// in half precision; every other kind keeps fp32 math (and its f16 tolerance). The exact kinds stay
+// exact (abs, neg, sign, max, floor, ceil and roundEven are exact in any precision). Reciprocal is
+// one half-precision OpFDiv, 2.5 f16 ULP by the spec (the shader takes fp32 for divisors outside
+// [2^-14, 2^14], where that bound does not hold): 2.5 * 2^-10 = 2.4e-3 relative for every element
+// at worst, so 2.5e-3 (lavapipe, rounding correctly, is near the 3e-4 of the fp32 path).
+bool has_f16_math(UnaryKind kind) {
+    switch (kind) {
+    case UnaryKind::Abs:
+    case UnaryKind::Neg:
+    case UnaryKind::Sign:
+    case UnaryKind::Relu:
+    case UnaryKind::Floor:
+    case UnaryKind::Ceil:
+    case UnaryKind::Round:
+    case UnaryKind::Reciprocal:
+        return true;
+    default:
+        return false;
+    }
+}
+constexpr double reciprocal_f16_math_tol = 2.5e-3;
+
 std::vector<UnaryCase> cases() {
     return {
         {"Abs", UnaryKind::Abs, -2, 2, 0, 0},
@@ -117,25 +144,32 @@ class ElementwiseUnary : public GpuTest, public ::testing::WithParamInterface<Un
 TEST_P(ElementwiseUnary, MatchesReference) {
     const UnaryCase& c = GetParam();
     for (DType dtype : float_dtypes(dev())) {
-        // 1055 = 5 x 211 elements: four full workgroups of 256 and a partial one.
-        for (const gpu::Shape& shape : {gpu::Shape{5, 211}, gpu::Shape{3, 1, 7}}) {
-            const std::string what = c.name + " " + gpu::dtype_name(dtype) + shape.str();
-            const HostTensor x = random_tensor(shape, dtype, 11 + uint32_t(c.kind), c.lo, c.hi);
-            const auto op = ops::Unary::create(dev(), {.kind = c.kind,
-                                                       .input = x.desc,
-                                                       .alpha = c.alpha,
-                                                       .beta = c.beta,
-                                                       .gamma = c.gamma,
-                                                       .approximate = c.approximate});
-            EXPECT_STREQ(op->type(), ops::unary_name(c.kind));
-            ASSERT_EQ(op->outputs()[0], x.desc);
-            const auto out = run_op(dev(), *op, {x}, 2);
-            HostTensor want = ref::unary(c.kind, x, params_of(c));
-            if (c.tol32 == 0) {
-                for (double& v : want.data) v = round_to(v, dtype);
-                expect_equal(out[0], want, what);
-            } else {
-                expect_close(out[0], want, tolerance(dtype, c.tol32, c.tol16), what);
+        for (MathPrecision math : em::precisions(dtype)) {
+            // 1055 = 5 x 211 elements: four full workgroups of 256 and a partial one.
+            for (const gpu::Shape& shape : {gpu::Shape{5, 211}, gpu::Shape{3, 1, 7}}) {
+                const std::string what =
+                    c.name + " " + gpu::dtype_name(dtype) + shape.str() + " " + em::name(math);
+                const HostTensor x = random_tensor(shape, dtype, 11 + uint32_t(c.kind), c.lo, c.hi);
+                const auto op = ops::Unary::create(dev(), {.kind = c.kind,
+                                                           .input = x.desc,
+                                                           .alpha = c.alpha,
+                                                           .beta = c.beta,
+                                                           .gamma = c.gamma,
+                                                           .approximate = c.approximate,
+                                                           .math = math});
+                EXPECT_STREQ(op->type(), ops::unary_name(c.kind));
+                ASSERT_EQ(op->outputs()[0], x.desc);
+                const bool f16_math = em::expect_f16_math(dev(), dtype, math, has_f16_math(c.kind));
+                EXPECT_EQ(op->f16_math(), f16_math) << what;
+                const auto out = run_op(dev(), *op, {x}, 2);
+                HostTensor want = ref::unary(c.kind, x, params_of(c));
+                if (c.tol32 == 0) {
+                    for (double& v : want.data) v = round_to(v, dtype);
+                    expect_equal(out[0], want, what);
+                } else {
+                    const double tol16 = f16_math ? reciprocal_f16_math_tol : c.tol16;
+                    expect_close(out[0], want, tolerance(dtype, c.tol32, tol16), what);
+                }
             }
         }
     }
@@ -189,22 +223,30 @@ TEST_F(ElementwiseUnaryExtra, Not) {
 
 // A fused activation is applied to the op's result before the store. f32 tolerance as in cases():
 // Sin's 2e-6 also covers the spec's worst case for the fused tanh (inherited from sinh / cosh,
-// 1.6e-6 on [-2, 2]) and Exp (5e-7).
+// 1.6e-6 on [-2, 2]) and Exp (5e-7). Neg and Abs run in half precision under Auto, exactly, so the
+// fp32 activation sees the same value either way; Reciprocal's division (2.5 f16 ULP, see cases())
+// feeds Sigmoid, whose relative condition |x sigmoid'(x) / sigmoid(x)| < 1 for x > 0 and whose
+// output at x < 0 is small: 2.5e-3 under half-precision math.
 TEST_F(ElementwiseUnaryExtra, FusedActivation) {
     const std::vector<std::pair<UnaryKind, Activation>> combos = {
         {UnaryKind::Neg, {ActivationKind::Relu}},
         {UnaryKind::Exp, {ActivationKind::Clip, 0.5f, 2.f}},
         {UnaryKind::Sin, {ActivationKind::LeakyRelu, 0.2f}},
         {UnaryKind::Abs, {ActivationKind::Tanh}},
+        {UnaryKind::Reciprocal, {ActivationKind::Sigmoid}},
     };
     for (DType dtype : float_dtypes(dev())) {
         const HostTensor x = random_tensor({9, 29}, dtype, 21);
-        for (const auto& [kind, act] : combos) {
-            const auto op = ops::Unary::create(dev(), {.kind = kind, .input = x.desc, .activation = act});
-            expect_close(run_op(dev(), *op, {x})[0], ref::unary(kind, x, {}, act),
-                         tolerance(dtype, 2e-6, 6e-4),
-                         std::string(ops::unary_name(kind)) + "+" + ops::activation_name(act.kind) + " " +
-                             gpu::dtype_name(dtype));
+        for (MathPrecision math : em::precisions(dtype)) {
+            for (const auto& [kind, act] : combos) {
+                const auto op = ops::Unary::create(
+                    dev(), {.kind = kind, .input = x.desc, .activation = act, .math = math});
+                const double tol16 = op->f16_math() && kind == UnaryKind::Reciprocal ? 2.5e-3 : 6e-4;
+                expect_close(run_op(dev(), *op, {x})[0], ref::unary(kind, x, {}, act),
+                             tolerance(dtype, 2e-6, tol16),
+                             std::string(ops::unary_name(kind)) + "+" + ops::activation_name(act.kind) + " " +
+                                 gpu::dtype_name(dtype) + " " + em::name(math));
+            }
         }
     }
 }

@@ -3,9 +3,18 @@
 // comparisons and logic with numpy (multidirectional) broadcasting up to rank 6, the variadic
 // Max/Min/Sum/Mean, Clip, Where and Cast.
 //
-// Float ops store f32 or f16 and compute in fp32. Where noted, i32 is supported too. Booleans are u8
-// tensors holding 0 or 1. Unary and binary ops with a float result can apply a fused Activation
-// before storing it (the graph optimizer folds a following Relu, Clip, ... into them).
+// Float ops store f32 or f16. f16 ops compute in fp32 unless their desc's `math` is Auto (the
+// default), the device has shaderFloat16 and the op has a half-precision path: Abs, Neg, Sign, Relu,
+// Floor, Ceil, Round, Reciprocal, Add, Sub, Mul, Div, PRelu, variadic Max/Min/Sum and Clip, which
+// are exact or correctly rounded in f16 (Reciprocal and Div: within 2.5 f16 ULP, falling back to
+// fp32 for divisors outside [2^-14, 2^14] where half-precision division has no bound). Everything
+// else (transcendentals and the activations built on them, parameterized activations, Pow, Mod,
+// Mean, comparisons) computes in fp32; f16 math would lose accuracy or overflow in intermediates.
+// f16 subnormals (|x| < 6.1e-5) may be flushed to zero by half-precision arithmetic. Fused
+// activations always run in fp32, on the op's result rounded to f16 when the op ran in f16.
+// Where noted, i32 is supported too. Booleans are u8 tensors holding 0 or 1. Unary and binary ops
+// with a float result can apply a fused Activation before storing it (the graph optimizer folds a
+// following Relu, Clip, ... into them).
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -61,8 +70,9 @@ struct UnaryDesc {
     // ONNX attributes. Unset: the op's ONNX default (in brackets above). Setting one the op does not
     // have is an error.
     std::optional<float> alpha, beta, gamma;
-    std::string approximate = "none"; // Gelu only
-    Activation activation;            // applied to the result before it is stored (float ops)
+    std::string approximate = "none";         // Gelu only
+    Activation activation;                    // applied to the result before it is stored (float ops)
+    MathPrecision math = MathPrecision::Auto; // f16 math for the kinds that have it (see above)
 };
 
 class Unary final : public Op {
@@ -75,6 +85,8 @@ public:
     static std::unique_ptr<Unary> create(gpu::Device& device, const UnaryDesc& desc);
     const char* type() const override { return unary_name(kind_); }
     UnaryKind kind() const { return kind_; }
+    // Whether the op computes in half precision (the f16a kernel); for tests and diagnostics.
+    bool f16_math() const { return f16_math_; }
 
 private:
     void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
@@ -87,6 +99,7 @@ private:
     UnaryKind kind_ = UnaryKind::Relu;
     const gpu::Pipeline* pipeline_ = nullptr;
     Push push_{};
+    bool f16_math_ = false;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -113,9 +126,10 @@ const char* binary_name(BinaryKind kind);
 
 struct BinaryDesc {
     BinaryKind kind = BinaryKind::Add;
-    TensorDesc a, b;       // ONNX inputs A and B (PRelu: X and slope)
-    int64_t fmod = 0;      // Mod only
-    Activation activation; // applied to the result before it is stored (float results)
+    TensorDesc a, b;                          // ONNX inputs A and B (PRelu: X and slope)
+    int64_t fmod = 0;                         // Mod only
+    Activation activation;                    // applied to the result before it is stored (float results)
+    MathPrecision math = MathPrecision::Auto; // f16 math for Add, Sub, Mul, Div, PRelu
 };
 
 class Binary final : public Op {
@@ -130,6 +144,8 @@ public:
     BinaryKind kind() const { return kind_; }
     // Dimensions left after merging (0: the no-index-math path); for tests and benchmarks.
     uint32_t broadcast_rank() const { return rank_; }
+    // Whether the op computes in half precision (the f16a kernel); for tests and diagnostics.
+    bool f16_math() const { return f16_math_; }
 
 private:
     void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
@@ -140,6 +156,7 @@ private:
     std::vector<uint32_t> push_; // the shader's push constants, as words
     uint32_t rank_ = 0;
     uint32_t n_ = 0;
+    bool f16_math_ = false;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -159,6 +176,9 @@ struct VariadicDesc {
     VariadicKind kind = VariadicKind::Max;
     std::vector<TensorDesc> inputs; // at least one, all of one dtype
     Activation activation;          // applied by the last dispatch (float results)
+    // f16 math for Max, Min and Sum (whose partial results are stored in f16 anyway); Mean computes
+    // in fp32: its last step, (partial sum + x) / N, could overflow f16 before the division.
+    MathPrecision math = MathPrecision::Auto;
 };
 
 class Variadic final : public Op {
@@ -171,6 +191,8 @@ public:
     static std::unique_ptr<Variadic> create(gpu::Device& device, const VariadicDesc& desc);
     const char* type() const override { return variadic_name(kind_); }
     VariadicKind kind() const { return kind_; }
+    // Whether the op computes in half precision (the f16a kernel); for tests and diagnostics.
+    bool f16_math() const { return f16_math_; }
 
 private:
     void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
@@ -185,6 +207,7 @@ private:
     VariadicKind kind_ = VariadicKind::Max;
     std::vector<Step> steps_;
     uint32_t n_ = 0;
+    bool f16_math_ = false;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -198,6 +221,8 @@ struct ClipDesc {
     // ONNX Clip-6 attributes, used when the matching input is absent (and then only).
     float min_value = -std::numeric_limits<float>::infinity();
     float max_value = std::numeric_limits<float>::infinity();
+    // f16 math gives exactly the fp32 result (the attribute bounds round to f16 monotonically).
+    MathPrecision math = MathPrecision::Auto;
 };
 
 class Clip final : public Op {
@@ -209,6 +234,8 @@ public:
     Clip(gpu::Device& device, Key) : Op(device) {} // use create()
     static std::unique_ptr<Clip> create(gpu::Device& device, const ClipDesc& desc);
     const char* type() const override { return "Clip"; }
+    // Whether the op computes in half precision (the f16a kernel); for tests and diagnostics.
+    bool f16_math() const { return f16_math_; }
 
 private:
     void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
@@ -220,6 +247,7 @@ private:
     const gpu::Pipeline* pipeline_ = nullptr;
     Push push_{};
     int min_index_ = -1, max_index_ = -1;
+    bool f16_math_ = false;
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -53,6 +53,14 @@ struct Activation {
 };
 const char* activation_name(ActivationKind kind);
 
+// The arithmetic precision of an op on f16 tensors (a per-op choice; f32 tensors always get fp32).
+//   Auto: half-precision arithmetic when the device has shaderFloat16 and the op has such a path,
+//         which ops offer only where it keeps (or nearly keeps) the error bound of fp32 math
+//         followed by the f16 store; each op's registry notes say which. Otherwise fp32 math.
+//   F32:  fp32 math always (f16 values widened on load, rounded once on store).
+// Reductions, normalization statistics and convolutions accumulate in fp32 either way.
+enum class MathPrecision : uint8_t { Auto, F32 };
+
 class Op {
 public:
     virtual ~Op() = default;
