@@ -19,6 +19,7 @@ void usage(FILE* out) {
                  "  selftest            run compute dispatches on the selected device and check them\n"
                  "  ops [--markdown]    list the supported operators with their dtypes and limits\n"
                  "  bench ops [...]     time each operator on the GPU (vkml bench for options)\n"
+                 "  run MODEL [...]     run a model on image or .npy inputs (vkml run --help)\n"
                  "  help                show this text\n"
                  "  version             print the version\n\n"
                  "With no command, vkml runs `info` and then `selftest`.\n\n"
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
         if (cmd == "selftest") return vkml::tool::selftest_main(rest);
         if (cmd == "ops") return vkml::tool::ops_main(rest);
         if (cmd == "bench") return vkml::tool::bench_main(rest);
+        if (cmd == "run") return vkml::tool::run_main(rest);
         if (cmd == "version" || cmd == "--version") {
             std::printf("vkml %s\n", VKML_VERSION_STRING);
             return 0;

@@ -1,0 +1,377 @@
+// Fusions: each saves one pass over an activation tensor in memory (and, for Conv+BatchNorm, the
+// whole BatchNorm), the main cost of small convolutional networks on a GPU.
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "vkml/gpu/half.hpp"
+#include "vkml/graph/passes.hpp"
+
+namespace vkml::graph {
+
+namespace {
+
+struct Use {
+    size_t node;
+    size_t slot;
+};
+
+// Who reads each value; graph outputs count as a reader that cannot be rewired.
+class Uses {
+public:
+    explicit Uses(const Graph& g) : uses_(g.value_count()), output_(g.value_count(), 0) {
+        for (size_t i = 0; i < g.nodes().size(); ++i) {
+            const Node& n = g.nodes()[i];
+            for (size_t s = 0; s < n.inputs.size(); ++s)
+                if (n.inputs[s] != no_value) uses_[n.inputs[s]].push_back({i, s});
+        }
+        for (ValueId v : g.outputs()) output_[v] = 1;
+    }
+    const std::vector<Use>& of(ValueId v) const { return uses_[v]; }
+    // The value feeds exactly one node input and is no graph output: its producer may change.
+    bool single(ValueId v) const { return !output_[v] && uses_[v].size() == 1; }
+    bool is_output(ValueId v) const { return output_[v]; }
+
+private:
+    std::vector<std::vector<Use>> uses_;
+    std::vector<char> output_;
+};
+
+// Index of the node producing each value, or -1.
+std::vector<int64_t> producers(const Graph& g) {
+    std::vector<int64_t> p(g.value_count(), -1);
+    for (size_t i = 0; i < g.nodes().size(); ++i)
+        for (ValueId v : g.nodes()[i].outputs)
+            if (v != no_value) p[v] = static_cast<int64_t>(i);
+    return p;
+}
+
+bool is_float(DType d) {
+    return d == DType::f32 || d == DType::f16;
+}
+
+bool has_fusion(const Node& n) {
+    return n.has("vkml_activation") || n.has("vkml_residual");
+}
+
+void note_fused(Node& into, const Node& from) {
+    std::vector<std::string> names = into.get_strings("vkml_fused");
+    names.push_back(from.name);
+    into.attributes.insert_or_assign("vkml_fused", names);
+}
+
+const TensorData* constant_of(const Graph& g, ValueId v) {
+    return v == no_value ? nullptr : g.value(v).data.get();
+}
+
+TensorData same_dtype(DType dtype, std::vector<int64_t> dims, const std::vector<double>& v) {
+    if (dtype == DType::f16) {
+        std::vector<uint16_t> h(v.size());
+        for (size_t k = 0; k < v.size(); ++k) h[k] = gpu::float_to_half(static_cast<float>(v[k]));
+        return TensorData::from_halves(std::move(dims), h);
+    }
+    std::vector<float> f(v.begin(), v.end());
+    return TensorData::from_floats(std::move(dims), f);
+}
+
+// Drops the nodes marked in `dead`, re-sorts (a fusion may read a value produced after the
+// fused node's old position) and forgets values nothing refers to.
+void compact(Graph& g, const std::vector<char>& dead) {
+    std::vector<Node> kept;
+    for (size_t i = 0; i < g.nodes().size(); ++i)
+        if (!dead[i]) kept.push_back(std::move(g.nodes()[i]));
+    g.nodes() = std::move(kept);
+    g.sort_topologically();
+    g.remove_unused_values();
+}
+
+// Conv -> BatchNormalization: y = (conv(x, W) + B - mean) * s + beta with s = scale / sqrt(var + eps)
+// is conv(x, W * s) + (B - mean) * s + beta, so the BatchNorm folds into new weights and bias.
+size_t fuse_conv_batchnorm(Graph& g) {
+    size_t fused = 0;
+    const Uses uses(g);
+    const auto prod = producers(g);
+    std::vector<char> dead(g.nodes().size(), 0);
+    for (size_t i = 0; i < g.nodes().size(); ++i) {
+        Node& bn = g.nodes()[i];
+        if (bn.op_type != "BatchNormalization" || !bn.domain.empty() || bn.inputs.size() < 5) continue;
+        if (bn.get_int("training_mode", 0) != 0 || bn.get_int("spatial", 1) != 1 || has_fusion(bn)) continue;
+        bool extra_outputs = false;
+        for (size_t k = 1; k < bn.outputs.size(); ++k) extra_outputs |= bn.outputs[k] != no_value;
+        if (extra_outputs) continue;
+        const ValueId x = bn.inputs[0];
+        if (prod[x] < 0 || !uses.single(x) || dead[static_cast<size_t>(prod[x])]) continue;
+        Node& conv = g.nodes()[static_cast<size_t>(prod[x])];
+        if (conv.op_type != "Conv" || !conv.domain.empty() || has_fusion(conv)) continue;
+        const TensorData* w = constant_of(g, conv.inputs.at(1));
+        const TensorData* b = conv.inputs.size() > 2 ? constant_of(g, conv.inputs[2]) : nullptr;
+        const bool has_b = conv.inputs.size() > 2 && conv.inputs[2] != no_value;
+        const TensorData *scale = constant_of(g, bn.inputs[1]), *beta = constant_of(g, bn.inputs[2]),
+                         *mean = constant_of(g, bn.inputs[3]), *var = constant_of(g, bn.inputs[4]);
+        if (!w || (has_b && !b) || !scale || !beta || !mean || !var) continue;
+        if (!is_float(w->dtype()) || w->dims().empty()) continue;
+        const int64_t m = w->dims()[0];
+        if (scale->elements() != m || beta->elements() != m || mean->elements() != m ||
+            var->elements() != m || (b && b->elements() != m))
+            continue;
+        const auto wv = w->to_floats(), sv = scale->to_floats(), bv = beta->to_floats(),
+                   mv = mean->to_floats(), vv = var->to_floats();
+        const auto cb = b ? b->to_floats() : std::vector<float>(static_cast<size_t>(m), 0.f);
+        const double eps = bn.get_float("epsilon", 1e-5f);
+        const size_t per = wv.size() / static_cast<size_t>(m);
+        std::vector<double> nw(wv.size()), nb(static_cast<size_t>(m));
+        for (size_t o = 0; o < static_cast<size_t>(m); ++o) {
+            const double s = static_cast<double>(sv[o]) / std::sqrt(static_cast<double>(vv[o]) + eps);
+            for (size_t e = 0; e < per; ++e) nw[o * per + e] = static_cast<double>(wv[o * per + e]) * s;
+            nb[o] = (static_cast<double>(cb[o]) - mv[o]) * s + bv[o];
+        }
+        const ValueId nwid =
+            g.add_constant(g.unique_name(conv.name + "/bn_weight"), same_dtype(w->dtype(), w->dims(), nw));
+        const ValueId nbid =
+            g.add_constant(g.unique_name(conv.name + "/bn_bias"), same_dtype(w->dtype(), {m}, nb));
+        Node& c = g.nodes()[static_cast<size_t>(prod[x])]; // add_constant does not move nodes
+        c.inputs.resize(std::max<size_t>(c.inputs.size(), 3), no_value);
+        c.inputs[1] = nwid;
+        c.inputs[2] = nbid;
+        c.outputs[0] = g.nodes()[i].outputs[0];
+        note_fused(c, g.nodes()[i]);
+        dead[i] = 1;
+        ++fused;
+    }
+    if (fused) compact(g, dead);
+    return fused;
+}
+
+// Pad (constant 0, spatial axes only) -> Conv: the Conv's own zero padding does the same.
+size_t fuse_pad_into_conv(Graph& g) {
+    size_t fused = 0;
+    const Uses uses(g);
+    std::vector<char> dead(g.nodes().size(), 0);
+    const int64_t opset = g.opset_version("") ? g.opset_version("") : 18;
+    for (size_t i = 0; i < g.nodes().size(); ++i) {
+        const Node& pad = g.nodes()[i];
+        if (pad.op_type != "Pad" || !pad.domain.empty() || pad.get_string("mode", "constant") != "constant")
+            continue;
+        const ValueId y = pad.outputs.at(0);
+        const Value& xv = g.value(pad.inputs.at(0));
+        if (!xv.shape || (xv.shape->rank() != 4 && xv.shape->rank() != 3) || uses.is_output(y) ||
+            uses.of(y).empty())
+            continue;
+        const size_t rank = xv.shape->rank();
+        std::vector<int64_t> pads;
+        double value = 0;
+        std::vector<int64_t> axes;
+        if (opset < 11) {
+            pads = pad.get_ints("pads");
+            value = pad.get_float("value", 0.f);
+        } else {
+            const TensorData* p = constant_of(g, pad.inputs.size() > 1 ? pad.inputs[1] : no_value);
+            if (!p) continue;
+            pads = p->to_int64s();
+            if (pad.inputs.size() > 2 && pad.inputs[2] != no_value) {
+                const TensorData* c = constant_of(g, pad.inputs[2]);
+                if (!c || c->elements() != 1) continue;
+                value = is_float(c->dtype()) ? c->to_floats()[0] : static_cast<double>(c->to_int64s()[0]);
+            }
+            if (pad.inputs.size() > 3 && pad.inputs[3] != no_value) {
+                const TensorData* a = constant_of(g, pad.inputs[3]);
+                if (!a) continue;
+                axes = a->to_int64s();
+            }
+        }
+        if (value != 0) continue;
+        if (axes.empty())
+            for (size_t k = 0; k < rank; ++k) axes.push_back(static_cast<int64_t>(k));
+        if (pads.size() != 2 * axes.size()) continue;
+        std::vector<int64_t> begin(rank, 0), end(rank, 0);
+        bool ok = true;
+        for (size_t k = 0; k < axes.size(); ++k) {
+            const int64_t a = axes[k] < 0 ? axes[k] + static_cast<int64_t>(rank) : axes[k];
+            if (a < 0 || a >= static_cast<int64_t>(rank)) ok = false;
+            if (!ok) break;
+            begin[static_cast<size_t>(a)] = pads[k];
+            end[static_cast<size_t>(a)] = pads[k + axes.size()];
+        }
+        if (!ok || begin[0] || end[0] || begin[1] || end[1]) continue;
+        for (size_t k = 2; k < rank; ++k) ok &= begin[k] >= 0 && end[k] >= 0;
+        // Every reader must be a Conv reading it as X, without auto_pad.
+        for (const Use& u : uses.of(y)) {
+            const Node& c = g.nodes()[u.node];
+            ok &= c.op_type == "Conv" && c.domain.empty() && u.slot == 0 &&
+                  c.get_string("auto_pad", "NOTSET") == "NOTSET";
+        }
+        if (!ok) continue;
+        const size_t spatial = rank - 2;
+        for (const Use& u : uses.of(y)) {
+            Node& c = g.nodes()[u.node];
+            std::vector<int64_t> cp = c.get_ints("pads", std::vector<int64_t>(2 * spatial, 0));
+            if (cp.size() != 2 * spatial) {
+                ok = false;
+                break;
+            }
+            for (size_t k = 0; k < spatial; ++k) {
+                cp[k] += begin[k + 2];
+                cp[k + spatial] += end[k + 2];
+            }
+            c.attributes.insert_or_assign("pads", cp);
+            c.inputs[0] = pad.inputs[0];
+            note_fused(c, pad);
+        }
+        dead[i] = 1;
+        ++fused;
+    }
+    if (fused) compact(g, dead);
+    return fused;
+}
+
+// Conv -> Add(other) with `other` of the output's shape: the Conv adds it in its store.
+size_t fuse_residual(Graph& g) {
+    size_t fused = 0;
+    const Uses uses(g);
+    const auto prod = producers(g);
+    std::vector<char> dead(g.nodes().size(), 0), changed(g.nodes().size(), 0);
+    for (size_t i = 0; i < g.nodes().size(); ++i) {
+        const Node& add = g.nodes()[i];
+        if (add.op_type != "Add" || !add.domain.empty() || add.inputs.size() != 2 || has_fusion(add))
+            continue;
+        const Value& out = g.value(add.outputs.at(0));
+        for (size_t side = 0; side < 2; ++side) {
+            const ValueId x = add.inputs[side], other = add.inputs[1 - side];
+            if (x == other || prod[x] < 0 || !uses.single(x)) continue;
+            const size_t ci = static_cast<size_t>(prod[x]);
+            if (dead[ci] || changed[ci]) continue;
+            Node& conv = g.nodes()[ci];
+            if ((conv.op_type != "Conv" && conv.op_type != "ConvTranspose") || !conv.domain.empty() ||
+                has_fusion(conv))
+                continue;
+            // ConvTranspose has no residual input in vkml: Conv only.
+            if (conv.op_type != "Conv") continue;
+            const Value &xv = g.value(x), &ov = g.value(other);
+            if (!xv.shape || !ov.shape || !out.shape || !xv.shape->is_static() || *xv.shape != *ov.shape ||
+                *out.shape != *xv.shape || !is_float(ov.dtype) || ov.dtype != xv.dtype)
+                continue;
+            conv.inputs.resize(3, no_value);
+            conv.inputs.push_back(other);
+            conv.attributes.insert_or_assign("vkml_residual", int64_t{1});
+            conv.outputs[0] = add.outputs[0];
+            note_fused(conv, add);
+            dead[i] = 1;
+            changed[ci] = 1;
+            ++fused;
+            break;
+        }
+    }
+    if (fused) compact(g, dead);
+    return fused;
+}
+
+// The ops whose kernels apply an ops::Activation before storing.
+bool takes_activation(const Node& n, const Graph& g) {
+    static const std::set<std::string, std::less<>> always = {
+        "Conv", "ConvTranspose", "Gemm", "BatchNormalization", "InstanceNormalization", "GroupNormalization"};
+    static const std::set<std::string, std::less<>> float_only = {
+        "Add",   "Sub",     "Mul",         "Div",       "Pow",  "PRelu",    "Max",        "Min",   "Sum",
+        "Mean",  "Abs",     "Neg",         "Exp",       "Log",  "Sqrt",     "Reciprocal", "Floor", "Ceil",
+        "Round", "Sin",     "Cos",         "Erf",       "Sign", "Relu",     "LeakyRelu",  "Elu",   "Selu",
+        "Celu",  "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Softplus", "Softsign",   "Mish",  "Gelu"};
+    if (!n.domain.empty() || n.has("vkml_activation")) return false;
+    if (always.count(n.op_type)) return true;
+    if (n.op_type == "LayerNormalization") {
+        for (size_t k = 1; k < n.outputs.size(); ++k)
+            if (n.outputs[k] != no_value) return false;
+        return true;
+    }
+    return float_only.count(n.op_type) && is_float(g.value(n.outputs.at(0)).dtype);
+}
+
+// The activation `n` computes as an ops::Activation (kind, alpha, beta), or false.
+bool activation_of(const Graph& g, const Node& n, std::string& kind, float& alpha, float& beta) {
+    if (!n.domain.empty() || n.inputs.empty() || !is_float(g.value(n.inputs[0]).dtype)) return false;
+    const std::string& op = n.op_type;
+    alpha = beta = 0.f;
+    if (op == "Relu" || op == "Sigmoid" || op == "HardSwish" || op == "Tanh" || op == "Mish") {
+        kind = op;
+        return true;
+    }
+    if (op == "LeakyRelu") {
+        kind = op;
+        alpha = n.get_float("alpha", 0.01f);
+        return true;
+    }
+    if (op == "Elu") {
+        kind = op;
+        alpha = n.get_float("alpha", 1.f);
+        return true;
+    }
+    if (op == "HardSigmoid") {
+        kind = op;
+        alpha = n.get_float("alpha", 0.2f);
+        beta = n.get_float("beta", 0.5f);
+        return true;
+    }
+    if (op == "Gelu" && n.get_string("approximate", "none") == "none") {
+        kind = op;
+        return true;
+    }
+    if (op == "Clip") {
+        alpha = -std::numeric_limits<float>::infinity();
+        beta = std::numeric_limits<float>::infinity();
+        const int64_t opset = g.opset_version("") ? g.opset_version("") : 18;
+        if (opset < 11) {
+            alpha = n.get_float("min", alpha);
+            beta = n.get_float("max", beta);
+        } else {
+            for (size_t k = 1; k < 3; ++k) {
+                if (k >= n.inputs.size() || n.inputs[k] == no_value) continue;
+                const TensorData* c = constant_of(g, n.inputs[k]);
+                if (!c || c->elements() != 1 || !is_float(c->dtype())) return false;
+                (k == 1 ? alpha : beta) = c->to_floats()[0];
+            }
+        }
+        kind = op;
+        return true;
+    }
+    return false;
+}
+
+size_t fuse_activations(Graph& g) {
+    size_t fused = 0;
+    const Uses uses(g);
+    const auto prod = producers(g);
+    std::vector<char> dead(g.nodes().size(), 0), changed(g.nodes().size(), 0);
+    for (size_t i = 0; i < g.nodes().size(); ++i) {
+        const Node& act = g.nodes()[i];
+        std::string kind;
+        float alpha = 0, beta = 0;
+        if (!activation_of(g, act, kind, alpha, beta)) continue;
+        const ValueId x = act.inputs[0];
+        if (prod[x] < 0 || !uses.single(x)) continue;
+        const size_t pi = static_cast<size_t>(prod[x]);
+        Node& p = g.nodes()[pi];
+        if (dead[pi] || changed[pi] || p.outputs.empty() || p.outputs[0] != x || !takes_activation(p, g))
+            continue;
+        p.attributes.insert_or_assign("vkml_activation", kind);
+        p.attributes.insert_or_assign("vkml_activation_alpha", alpha);
+        p.attributes.insert_or_assign("vkml_activation_beta", beta);
+        p.outputs[0] = act.outputs[0];
+        note_fused(p, act);
+        dead[i] = 1;
+        changed[pi] = 1;
+        ++fused;
+    }
+    if (fused) compact(g, dead);
+    return fused;
+}
+
+} // namespace
+
+FusionReport fuse(Graph& graph, const FusionOptions& options) {
+    FusionReport r;
+    if (options.conv_batchnorm) r.conv_batchnorm = fuse_conv_batchnorm(graph);
+    if (options.pad_into_conv) r.pad_into_conv = fuse_pad_into_conv(graph);
+    if (options.residual) r.residual = fuse_residual(graph);
+    if (options.activation) r.activation = fuse_activations(graph);
+    return r;
+}
+
+} // namespace vkml::graph

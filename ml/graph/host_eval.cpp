@@ -1,0 +1,762 @@
+// The host evaluator behind constant folding: the ONNX ops that shape computations are made of
+// (Shape, Gather, Concat, Unsqueeze, Slice, arithmetic, Cast, Range, ...), computed in double for
+// floats and int64 for integers. Not fast, and not meant to be: the tensors are small (shape
+// vectors, scalars, the odd weight Transpose), and exactness matters more (int64 sentinels such
+// as INT64_MAX in Slice ends must survive a Concat unchanged).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <set>
+
+#include "vkml/gpu/half.hpp"
+#include "vkml/graph/passes.hpp"
+#include "vkml/ops/layout.hpp"
+
+namespace vkml::graph {
+
+namespace {
+
+bool is_float(DType d) {
+    return d == DType::f32 || d == DType::f16;
+}
+
+// A host tensor: floats as doubles, integers and bools as int64.
+struct Array {
+    DType dtype = DType::f32;
+    std::vector<int64_t> dims;
+    std::vector<double> f;
+    std::vector<int64_t> i;
+
+    bool floating() const { return is_float(dtype); }
+    size_t size() const { return floating() ? f.size() : i.size(); }
+    double get_f(size_t k) const { return floating() ? f[k] : static_cast<double>(i[k]); }
+    int64_t get_i(size_t k) const { return floating() ? static_cast<int64_t>(f[k]) : i[k]; }
+};
+
+int64_t count(const std::vector<int64_t>& dims) {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    return n;
+}
+
+std::vector<int64_t> strides_of(const std::vector<int64_t>& dims) {
+    std::vector<int64_t> s(dims.size(), 1);
+    for (size_t k = dims.size(); k-- > 1;) s[k - 1] = s[k] * dims[k];
+    return s;
+}
+
+Array load(const TensorData& t) {
+    Array a;
+    a.dtype = t.dtype();
+    a.dims = t.dims();
+    if (a.floating()) {
+        const auto v = t.to_floats();
+        a.f.assign(v.begin(), v.end());
+    } else {
+        a.i = t.to_int64s();
+    }
+    return a;
+}
+
+Array make(DType dtype, std::vector<int64_t> dims) {
+    Array a;
+    a.dtype = dtype;
+    a.dims = std::move(dims);
+    if (a.floating())
+        a.f.assign(static_cast<size_t>(count(a.dims)), 0.0);
+    else
+        a.i.assign(static_cast<size_t>(count(a.dims)), 0);
+    return a;
+}
+
+TensorData store(const Array& a) {
+    const size_t n = a.size();
+    switch (a.dtype) {
+    case DType::f32: {
+        std::vector<float> v(n);
+        for (size_t k = 0; k < n; ++k) v[k] = static_cast<float>(a.f[k]);
+        return TensorData::from_floats(a.dims, v);
+    }
+    case DType::f16: {
+        std::vector<uint16_t> v(n);
+        for (size_t k = 0; k < n; ++k) v[k] = gpu::float_to_half(static_cast<float>(a.f[k]));
+        return TensorData::from_halves(a.dims, v);
+    }
+    case DType::i32: {
+        std::vector<int32_t> v(n);
+        for (size_t k = 0; k < n; ++k) v[k] = static_cast<int32_t>(a.i[k]); // wraps, as a cast does
+        return TensorData::from_int32s(a.dims, v);
+    }
+    case DType::i64:
+        return TensorData::from_int64s(a.dims, a.i);
+    case DType::u8:
+    case DType::boolean: {
+        std::vector<std::byte> b(n);
+        for (size_t k = 0; k < n; ++k)
+            b[k] = static_cast<std::byte>(a.dtype == DType::boolean ? (a.i[k] != 0) : (a.i[k] & 0xff));
+        return TensorData(a.dtype, a.dims, std::move(b));
+    }
+    case DType::undefined:
+        break;
+    }
+    throw Error(ErrorCode::Unsupported, "host evaluation: undefined dtype");
+}
+
+// Converts to `to` (C semantics: float -> integer truncates, anything -> bool is != 0).
+Array convert(const Array& a, DType to) {
+    Array r = make(to, a.dims);
+    for (size_t k = 0; k < a.size(); ++k) {
+        if (to == DType::boolean)
+            r.i[k] = a.get_f(k) != 0.0 ? 1 : 0;
+        else if (r.floating())
+            r.f[k] = a.get_f(k);
+        else if (a.floating()) {
+            const double v = a.f[k];
+            r.i[k] = std::isnan(v) ? 0 : static_cast<int64_t>(std::trunc(std::clamp(v, -9.2e18, 9.2e18)));
+        } else
+            r.i[k] = a.i[k];
+    }
+    if (to == DType::i32)
+        for (int64_t& v : r.i) v = static_cast<int32_t>(static_cast<uint32_t>(v));
+    if (to == DType::u8)
+        for (int64_t& v : r.i) v &= 0xff;
+    return r;
+}
+
+DType onnx_dtype(int64_t code, const Graph& g, const Node& n) {
+    switch (code) {
+    case 1:
+        return DType::f32;
+    case 2:
+        return DType::u8;
+    case 6:
+        return DType::i32;
+    case 7:
+        return DType::i64;
+    case 9:
+        return DType::boolean;
+    case 10:
+        return DType::f16;
+    default:
+        g.fail(n, "casts to ONNX data type " + std::to_string(code) + ", which vkml does not support",
+               ErrorCode::Unsupported);
+    }
+}
+
+size_t axis_of(int64_t axis, size_t rank, const Graph& g, const Node& n, bool inclusive = false) {
+    const int64_t r = static_cast<int64_t>(rank) + (inclusive ? 1 : 0);
+    if (axis < -r || axis >= r)
+        g.fail(n, "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+    return static_cast<size_t>(axis < 0 ? axis + r : axis);
+}
+
+std::vector<int64_t> broadcast(const std::vector<std::vector<int64_t>>& shapes, const Graph& g,
+                               const Node& n) {
+    size_t rank = 0;
+    for (const auto& s : shapes) rank = std::max(rank, s.size());
+    std::vector<int64_t> out(rank, 1);
+    for (const auto& s : shapes)
+        for (size_t k = 0; k < s.size(); ++k) {
+            int64_t& o = out[rank - s.size() + k];
+            const int64_t d = s[k];
+            if (o == 1)
+                o = d;
+            else if (d != 1 && d != o)
+                g.fail(n, "input shapes do not broadcast");
+        }
+    return out;
+}
+
+// Flat index into `in` (of dims `in_dims`) for each flat index of `out_dims`, numpy broadcasting.
+std::vector<size_t> broadcast_index(const std::vector<int64_t>& in_dims,
+                                    const std::vector<int64_t>& out_dims) {
+    const size_t rank = out_dims.size(), lead = rank - in_dims.size();
+    const auto in_strides = strides_of(in_dims);
+    std::vector<int64_t> bs(rank, 0);
+    for (size_t k = lead; k < rank; ++k) bs[k] = in_dims[k - lead] == 1 ? 0 : in_strides[k - lead];
+    const int64_t n = count(out_dims);
+    std::vector<size_t> idx(static_cast<size_t>(n));
+    std::vector<int64_t> pos(rank, 0);
+    int64_t flat = 0;
+    for (int64_t e = 0; e < n; ++e) {
+        idx[static_cast<size_t>(e)] = static_cast<size_t>(flat);
+        for (size_t k = rank; k-- > 0;) {
+            ++pos[k];
+            flat += bs[k];
+            if (pos[k] < out_dims[k]) break;
+            flat -= bs[k] * pos[k];
+            pos[k] = 0;
+        }
+    }
+    return idx;
+}
+
+double py_mod(double a, double b) {
+    const double r = std::fmod(a, b);
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+int64_t py_mod(int64_t a, int64_t b) {
+    if (b == 0) return 0;
+    const int64_t r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
+const std::set<std::string, std::less<>> unary_ops = {
+    "Neg",  "Abs", "Floor", "Ceil", "Round", "Sqrt", "Reciprocal", "Exp", "Log",
+    "Sign", "Not", "Relu",  "Sin",  "Cos",   "Tanh", "Sigmoid",    "Erf", "Identity"};
+const std::set<std::string, std::less<>> binary_ops = {
+    "Add", "Sub", "Mul", "Div", "Pow", "Mod", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
+    "And", "Or",  "Xor"};
+const std::set<std::string, std::less<>> variadic_ops = {"Max", "Min", "Sum", "Mean"};
+const std::set<std::string, std::less<>> other_ops = {
+    "Shape",      "Size",      "Cast",      "CastLike",   "Reshape",         "Flatten",
+    "Squeeze",    "Unsqueeze", "Concat",    "Gather",     "Slice",           "Transpose",
+    "Expand",     "Tile",      "Where",     "Range",      "ConstantOfShape", "ReduceSum",
+    "ReduceProd", "ReduceMax", "ReduceMin", "ReduceMean", "Dropout",         "ScatterND"};
+
+Array unary(const std::string& op, const Array& x) {
+    Array r = x;
+    if (op == "Not") {
+        for (int64_t& v : r.i) v = v ? 0 : 1;
+        return r;
+    }
+    if (!x.floating()) {
+        for (int64_t& v : r.i) {
+            if (op == "Neg")
+                v = -v;
+            else if (op == "Abs")
+                v = v < 0 ? -v : v;
+            else if (op == "Sign")
+                v = (v > 0) - (v < 0);
+            else if (op == "Relu")
+                v = std::max<int64_t>(v, 0);
+        }
+        static const std::set<std::string, std::less<>> int_ok = {"Neg",      "Abs",   "Sign", "Relu",
+                                                                  "Identity", "Floor", "Ceil", "Round"};
+        if (!int_ok.count(op)) throw Error(ErrorCode::Unsupported, op + " of an integer tensor");
+        return r;
+    }
+    for (double& v : r.f) {
+        if (op == "Neg")
+            v = -v;
+        else if (op == "Abs")
+            v = std::fabs(v);
+        else if (op == "Floor")
+            v = std::floor(v);
+        else if (op == "Ceil")
+            v = std::ceil(v);
+        else if (op == "Round")
+            v = std::nearbyint(v); // the default rounding mode: halves to even
+        else if (op == "Sqrt")
+            v = std::sqrt(v);
+        else if (op == "Reciprocal")
+            v = 1.0 / v;
+        else if (op == "Exp")
+            v = std::exp(v);
+        else if (op == "Log")
+            v = std::log(v);
+        else if (op == "Sign")
+            v = (v > 0) - (v < 0);
+        else if (op == "Relu")
+            v = std::max(v, 0.0);
+        else if (op == "Sin")
+            v = std::sin(v);
+        else if (op == "Cos")
+            v = std::cos(v);
+        else if (op == "Tanh")
+            v = std::tanh(v);
+        else if (op == "Sigmoid")
+            v = 1.0 / (1.0 + std::exp(-v));
+        else if (op == "Erf")
+            v = std::erf(v);
+    }
+    return r;
+}
+
+Array binary(const std::string& op, const Array& a, const Array& b, const Node& n, const Graph& g) {
+    const auto dims = broadcast({a.dims, b.dims}, g, n);
+    const bool compare = op == "Equal" || op == "Less" || op == "LessOrEqual" || op == "Greater" ||
+                         op == "GreaterOrEqual" || op == "And" || op == "Or" || op == "Xor";
+    Array r = make(compare ? DType::boolean : a.dtype, dims);
+    const auto ia = broadcast_index(a.dims, dims), ib = broadcast_index(b.dims, dims);
+    const bool fl = a.floating() || b.floating();
+    const int64_t fmod = n.get_int("fmod", 0);
+    for (size_t k = 0; k < ia.size(); ++k) {
+        if (fl) {
+            const double x = a.get_f(ia[k]), y = b.get_f(ib[k]);
+            double v = 0;
+            if (op == "Add")
+                v = x + y;
+            else if (op == "Sub")
+                v = x - y;
+            else if (op == "Mul")
+                v = x * y;
+            else if (op == "Div")
+                v = x / y;
+            else if (op == "Pow")
+                v = std::pow(x, y);
+            else if (op == "Mod")
+                v = fmod ? std::fmod(x, y) : py_mod(x, y);
+            else if (op == "Equal")
+                v = x == y;
+            else if (op == "Less")
+                v = x < y;
+            else if (op == "LessOrEqual")
+                v = x <= y;
+            else if (op == "Greater")
+                v = x > y;
+            else if (op == "GreaterOrEqual")
+                v = x >= y;
+            if (r.floating())
+                r.f[k] = v;
+            else
+                r.i[k] = compare ? static_cast<int64_t>(v) : static_cast<int64_t>(std::trunc(v));
+        } else {
+            const int64_t x = a.i[ia[k]], y = b.i[ib[k]];
+            int64_t v = 0;
+            if (op == "Add")
+                v = x + y;
+            else if (op == "Sub")
+                v = x - y;
+            else if (op == "Mul")
+                v = x * y;
+            else if (op == "Div")
+                v = y == 0 ? 0 : x / y; // truncation, as the ONNX reference's astype
+            else if (op == "Pow")
+                v = static_cast<int64_t>(std::pow(static_cast<double>(x), static_cast<double>(y)));
+            else if (op == "Mod")
+                v = fmod ? (y == 0 ? 0 : x % y) : py_mod(x, y);
+            else if (op == "Equal")
+                v = x == y;
+            else if (op == "Less")
+                v = x < y;
+            else if (op == "LessOrEqual")
+                v = x <= y;
+            else if (op == "Greater")
+                v = x > y;
+            else if (op == "GreaterOrEqual")
+                v = x >= y;
+            else if (op == "And")
+                v = x && y;
+            else if (op == "Or")
+                v = x || y;
+            else if (op == "Xor")
+                v = (x != 0) != (y != 0);
+            r.i[k] = v;
+        }
+    }
+    return r;
+}
+
+// Axes from the attribute (older opsets) or the optional input `index` (newer ones).
+std::vector<int64_t> axes_of(const Node& n, const std::vector<const Array*>& in, size_t index) {
+    if (index < in.size() && in[index]) return in[index]->i;
+    return n.get_ints("axes");
+}
+
+Array reduce(const std::string& op, const Array& x, std::vector<int64_t> axes, const Node& n,
+             const Graph& g) {
+    const int64_t keepdims = n.get_int("keepdims", 1);
+    const size_t rank = x.dims.size();
+    std::vector<bool> reduced(rank, false);
+    if (axes.empty() && n.get_int("noop_with_empty_axes", 0)) return x;
+    if (axes.empty()) std::fill(reduced.begin(), reduced.end(), true);
+    for (int64_t a : axes) reduced[axis_of(a, rank, g, n)] = true;
+    std::vector<int64_t> kept_dims, out_dims;
+    for (size_t k = 0; k < rank; ++k) {
+        kept_dims.push_back(reduced[k] ? 1 : x.dims[k]);
+        if (!reduced[k]) out_dims.push_back(x.dims[k]);
+    }
+    std::vector<double> fa(static_cast<size_t>(count(kept_dims)), op == "ReduceProd"  ? 1.0
+                                                                  : op == "ReduceMax" ? -INFINITY
+                                                                  : op == "ReduceMin" ? INFINITY
+                                                                                      : 0.0);
+    const auto idx = broadcast_index(kept_dims, x.dims); // maps each input element to its output
+    for (size_t k = 0; k < idx.size(); ++k) {
+        const double v = x.get_f(k);
+        double& o = fa[idx[k]];
+        if (op == "ReduceSum" || op == "ReduceMean")
+            o += v;
+        else if (op == "ReduceProd")
+            o *= v;
+        else if (op == "ReduceMax")
+            o = std::max(o, v);
+        else if (op == "ReduceMin")
+            o = std::min(o, v);
+    }
+    const double per = static_cast<double>(x.size()) / static_cast<double>(std::max<size_t>(fa.size(), 1));
+    Array r = make(x.dtype, keepdims ? kept_dims : out_dims);
+    for (size_t k = 0; k < fa.size(); ++k) {
+        const double v = op == "ReduceMean" ? fa[k] / per : fa[k];
+        if (r.floating())
+            r.f[k] = v;
+        else
+            r.i[k] = static_cast<int64_t>(v);
+    }
+    return r;
+}
+
+// Copies `x` through an index map (each output element's flat input index).
+Array gather_flat(const Array& x, std::vector<int64_t> dims, const std::vector<size_t>& src) {
+    Array r = make(x.dtype, std::move(dims));
+    for (size_t k = 0; k < src.size(); ++k) {
+        if (r.floating())
+            r.f[k] = x.f[src[k]];
+        else
+            r.i[k] = x.i[src[k]];
+    }
+    return r;
+}
+
+gpu::Shape gpu_shape(const std::vector<int64_t>& dims) {
+    if (dims.size() > gpu::max_rank)
+        throw Error(ErrorCode::Unsupported,
+                    "rank " + std::to_string(dims.size()) + " exceeds vkml's maximum of 6");
+    return gpu::Shape(std::span<const int64_t>(dims));
+}
+std::vector<int64_t> dims_of(const gpu::Shape& s) {
+    return {s.dims().begin(), s.dims().end()};
+}
+
+} // namespace
+
+bool host_evaluable(const Node& node) {
+    if (!node.domain.empty()) return false;
+    const std::string& op = node.op_type;
+    return unary_ops.count(op) || binary_ops.count(op) || variadic_ops.count(op) || other_ops.count(op);
+}
+
+std::vector<TensorData> host_evaluate(const Graph& g, const Node& n,
+                                      const std::vector<const TensorData*>& inputs,
+                                      const std::vector<std::vector<int64_t>>& shapes) {
+    const std::string& op = n.op_type;
+    if (op == "Shape") {
+        const auto& s = shapes.at(0);
+        const int64_t r = static_cast<int64_t>(s.size());
+        int64_t start = n.get_int("start", 0), end = n.get_int("end", r);
+        if (start < 0) start += r;
+        if (end < 0) end += r;
+        start = std::clamp<int64_t>(start, 0, r);
+        end = std::clamp<int64_t>(end, start, r);
+        const std::vector<int64_t> v(s.begin() + start, s.begin() + end);
+        return {TensorData::from_int64s({static_cast<int64_t>(v.size())}, v)};
+    }
+    if (op == "Size") {
+        const int64_t v = count(shapes.at(0));
+        return {TensorData::from_int64s({}, std::span<const int64_t>(&v, 1))};
+    }
+    std::vector<Array> arrays(inputs.size());
+    std::vector<const Array*> in(inputs.size(), nullptr);
+    for (size_t k = 0; k < inputs.size(); ++k)
+        if (inputs[k]) {
+            arrays[k] = load(*inputs[k]);
+            in[k] = &arrays[k];
+        }
+    auto input = [&](size_t k) -> const Array& {
+        if (k >= in.size() || !in[k]) g.fail(n, "input " + std::to_string(k) + " is missing");
+        return *in[k];
+    };
+    auto ints = [&](size_t k) {
+        const Array& a = input(k);
+        if (a.floating()) g.fail(n, "input " + std::to_string(k) + " must be an integer tensor");
+        return a.i;
+    };
+    Array r;
+    try {
+        if (op == "Identity" || op == "Dropout") {
+            r = input(0);
+        } else if (unary_ops.count(op)) {
+            r = unary(op, input(0));
+        } else if (binary_ops.count(op)) {
+            const Array& a = input(0);
+            r = binary(op, a, input(1), n, g);
+            if (op == "Pow" && !a.floating()) r.dtype = a.dtype;
+        } else if (variadic_ops.count(op)) {
+            r = input(0);
+            std::vector<int64_t> dims = r.dims;
+            for (size_t k = 1; k < in.size(); ++k) {
+                const Array& b = input(k);
+                const auto out = broadcast({r.dims, b.dims}, g, n);
+                const auto ia = broadcast_index(r.dims, out), ib = broadcast_index(b.dims, out);
+                Array next = make(r.dtype, out);
+                for (size_t e = 0; e < ia.size(); ++e) {
+                    const double x = r.get_f(ia[e]), y = b.get_f(ib[e]);
+                    const double v = op == "Max" ? std::max(x, y) : op == "Min" ? std::min(x, y) : x + y;
+                    if (next.floating())
+                        next.f[e] = v;
+                    else
+                        next.i[e] = op == "Max"   ? std::max(r.i[ia[e]], b.i[ib[e]])
+                                    : op == "Min" ? std::min(r.i[ia[e]], b.i[ib[e]])
+                                                  : r.i[ia[e]] + b.i[ib[e]];
+                }
+                r = std::move(next);
+            }
+            if (op == "Mean") {
+                const double k = static_cast<double>(in.size());
+                for (double& v : r.f) v /= k;
+                for (int64_t& v : r.i) v = static_cast<int64_t>(static_cast<double>(v) / k);
+            }
+        } else if (op == "Cast") {
+            r = convert(input(0), onnx_dtype(n.get_int("to", 1), g, n));
+        } else if (op == "CastLike") {
+            r = convert(input(0), input(1).dtype);
+        } else if (op == "Reshape") {
+            r = input(0);
+            r.dims = dims_of(ops::reshape_shape(gpu_shape(r.dims), ints(1), n.get_int("allowzero", 0) != 0));
+        } else if (op == "Flatten") {
+            r = input(0);
+            r.dims = dims_of(ops::flatten_shape(gpu_shape(r.dims), n.get_int("axis", 1)));
+        } else if (op == "Squeeze") {
+            r = input(0);
+            r.dims = dims_of(ops::squeeze_shape(gpu_shape(r.dims), axes_of(n, in, 1)));
+        } else if (op == "Unsqueeze") {
+            r = input(0);
+            r.dims = dims_of(ops::unsqueeze_shape(gpu_shape(r.dims), axes_of(n, in, 1)));
+        } else if (op == "Concat") {
+            const Array& first = input(0);
+            const size_t axis = axis_of(n.get_int("axis", 0), first.dims.size(), g, n);
+            std::vector<int64_t> dims = first.dims;
+            dims[axis] = 0;
+            for (size_t k = 0; k < in.size(); ++k) {
+                const Array& a = input(k);
+                if (a.dims.size() != dims.size()) g.fail(n, "inputs of different ranks");
+                dims[axis] += a.dims[axis];
+            }
+            r = make(first.dtype, dims);
+            int64_t outer = 1;
+            for (size_t k = 0; k < axis; ++k) outer *= dims[k];
+            size_t pos = 0;
+            for (int64_t o = 0; o < outer; ++o)
+                for (size_t k = 0; k < in.size(); ++k) {
+                    const Array& a = input(k);
+                    const int64_t chunk = outer ? static_cast<int64_t>(a.size()) / outer : 0;
+                    for (int64_t e = 0; e < chunk; ++e, ++pos) {
+                        const size_t s = static_cast<size_t>(o * chunk + e);
+                        if (r.floating())
+                            r.f[pos] = a.get_f(s);
+                        else
+                            r.i[pos] = a.get_i(s);
+                    }
+                }
+        } else if (op == "Gather") {
+            const Array& x = input(0);
+            const auto idx = ints(1);
+            const auto& idx_dims = input(1).dims;
+            const size_t axis = axis_of(n.get_int("axis", 0), x.dims.size(), g, n);
+            std::vector<int64_t> dims(x.dims.begin(), x.dims.begin() + static_cast<long>(axis));
+            dims.insert(dims.end(), idx_dims.begin(), idx_dims.end());
+            dims.insert(dims.end(), x.dims.begin() + static_cast<long>(axis) + 1, x.dims.end());
+            int64_t outer = 1, inner = 1;
+            for (size_t k = 0; k < axis; ++k) outer *= x.dims[k];
+            for (size_t k = axis + 1; k < x.dims.size(); ++k) inner *= x.dims[k];
+            const int64_t len = x.dims[axis];
+            std::vector<size_t> src;
+            for (int64_t o = 0; o < outer; ++o)
+                for (int64_t j : idx) {
+                    if (j < -len || j >= len) g.fail(n, "index " + std::to_string(j) + " is out of range");
+                    if (j < 0) j += len;
+                    for (int64_t e = 0; e < inner; ++e)
+                        src.push_back(static_cast<size_t>((o * len + j) * inner + e));
+                }
+            r = gather_flat(x, dims, src);
+        } else if (op == "Slice") {
+            const Array& x = input(0);
+            const size_t rank = x.dims.size();
+            std::vector<int64_t> starts, ends, axes, steps;
+            if (in.size() > 1) {
+                starts = ints(1);
+                ends = ints(2);
+                if (in.size() > 3 && in[3]) axes = ints(3);
+                if (in.size() > 4 && in[4]) steps = ints(4);
+            } else {
+                starts = n.get_ints("starts");
+                ends = n.get_ints("ends");
+                axes = n.get_ints("axes");
+            }
+            if (axes.empty())
+                for (size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<int64_t>(k));
+            if (steps.empty()) steps.assign(starts.size(), 1);
+            if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+                g.fail(n, "starts, ends, axes and steps differ in length");
+            std::vector<int64_t> begin(rank, 0), step(rank, 1), dims = x.dims;
+            for (size_t k = 0; k < starts.size(); ++k) {
+                const size_t a = axis_of(axes[k], rank, g, n);
+                const int64_t len = x.dims[a], s = steps[k];
+                if (s == 0) g.fail(n, "a step is 0");
+                int64_t b = starts[k], e = ends[k];
+                if (b < 0) b += len;
+                if (e < 0) e += len;
+                if (s > 0) {
+                    b = std::clamp<int64_t>(b, 0, len);
+                    e = std::clamp<int64_t>(e, 0, len);
+                    dims[a] = e > b ? (e - b + s - 1) / s : 0;
+                } else {
+                    b = std::clamp<int64_t>(b, 0, len - 1);
+                    e = std::clamp<int64_t>(e, -1, len - 1);
+                    dims[a] = b > e ? (b - e - s - 1) / (-s) : 0;
+                }
+                begin[a] = b;
+                step[a] = s;
+            }
+            const auto xs = strides_of(x.dims);
+            std::vector<size_t> src(static_cast<size_t>(count(dims)));
+            std::vector<int64_t> pos(rank, 0);
+            for (size_t e = 0; e < src.size(); ++e) {
+                int64_t flat = 0;
+                for (size_t k = 0; k < rank; ++k) flat += (begin[k] + pos[k] * step[k]) * xs[k];
+                src[e] = static_cast<size_t>(flat);
+                for (size_t k = rank; k-- > 0;)
+                    if (++pos[k] < dims[k])
+                        break;
+                    else
+                        pos[k] = 0;
+            }
+            r = gather_flat(x, dims, src);
+        } else if (op == "Transpose") {
+            const Array& x = input(0);
+            const size_t rank = x.dims.size();
+            std::vector<int64_t> perm = n.get_ints("perm");
+            if (perm.empty())
+                for (size_t k = 0; k < rank; ++k) perm.push_back(static_cast<int64_t>(rank - 1 - k));
+            if (perm.size() != rank) g.fail(n, "perm does not match the input's rank");
+            std::vector<int64_t> dims(rank);
+            for (size_t k = 0; k < rank; ++k) dims[k] = x.dims[axis_of(perm[k], rank, g, n)];
+            const auto xs = strides_of(x.dims);
+            std::vector<size_t> src(static_cast<size_t>(count(dims)));
+            std::vector<int64_t> pos(rank, 0);
+            for (size_t e = 0; e < src.size(); ++e) {
+                int64_t flat = 0;
+                for (size_t k = 0; k < rank; ++k) flat += pos[k] * xs[static_cast<size_t>(perm[k])];
+                src[e] = static_cast<size_t>(flat);
+                for (size_t k = rank; k-- > 0;)
+                    if (++pos[k] < dims[k])
+                        break;
+                    else
+                        pos[k] = 0;
+            }
+            r = gather_flat(x, dims, src);
+        } else if (op == "Expand") {
+            const Array& x = input(0);
+            const auto dims = broadcast({x.dims, ints(1)}, g, n);
+            r = gather_flat(x, dims, broadcast_index(x.dims, dims));
+        } else if (op == "Tile") {
+            const Array& x = input(0);
+            const auto reps = ints(1);
+            if (reps.size() != x.dims.size()) g.fail(n, "repeats do not match the input's rank");
+            std::vector<int64_t> dims = x.dims;
+            for (size_t k = 0; k < dims.size(); ++k) dims[k] *= reps[k];
+            const auto xs = strides_of(x.dims);
+            std::vector<size_t> src(static_cast<size_t>(count(dims)));
+            std::vector<int64_t> pos(dims.size(), 0);
+            for (size_t e = 0; e < src.size(); ++e) {
+                int64_t flat = 0;
+                for (size_t k = 0; k < dims.size(); ++k) flat += (pos[k] % x.dims[k]) * xs[k];
+                src[e] = static_cast<size_t>(flat);
+                for (size_t k = dims.size(); k-- > 0;)
+                    if (++pos[k] < dims[k])
+                        break;
+                    else
+                        pos[k] = 0;
+            }
+            r = gather_flat(x, dims, src);
+        } else if (op == "Where") {
+            const Array &c = input(0), &x = input(1), &y = input(2);
+            const auto dims = broadcast({c.dims, x.dims, y.dims}, g, n);
+            const auto ic = broadcast_index(c.dims, dims), ix = broadcast_index(x.dims, dims),
+                       iy = broadcast_index(y.dims, dims);
+            r = make(x.dtype, dims);
+            for (size_t e = 0; e < ic.size(); ++e) {
+                const bool take_x = c.i[ic[e]] != 0;
+                if (r.floating())
+                    r.f[e] = take_x ? x.f[ix[e]] : y.f[iy[e]];
+                else
+                    r.i[e] = take_x ? x.i[ix[e]] : y.i[iy[e]];
+            }
+        } else if (op == "Range") {
+            const Array &s = input(0), &l = input(1), &d = input(2);
+            if (s.floating()) {
+                const double start = s.f.at(0), limit = l.f.at(0), delta = d.f.at(0);
+                if (delta == 0) g.fail(n, "delta is 0");
+                const auto k = static_cast<int64_t>(std::max(std::ceil((limit - start) / delta), 0.0));
+                r = make(s.dtype, {k});
+                for (int64_t e = 0; e < k; ++e)
+                    r.f[static_cast<size_t>(e)] = start + static_cast<double>(e) * delta;
+            } else {
+                const int64_t start = s.i.at(0), limit = l.i.at(0), delta = d.i.at(0);
+                if (delta == 0) g.fail(n, "delta is 0");
+                const int64_t k =
+                    std::max<int64_t>((limit - start + delta - (delta > 0 ? 1 : -1)) / delta, 0);
+                r = make(s.dtype, {k});
+                for (int64_t e = 0; e < k; ++e) r.i[static_cast<size_t>(e)] = start + e * delta;
+            }
+        } else if (op == "ConstantOfShape") {
+            const auto dims = ints(0);
+            Array v;
+            if (n.has("value"))
+                v = load(n.get_tensor("value"));
+            else
+                v = make(DType::f32, {1});
+            if (v.size() != 1) g.fail(n, "value must hold one element");
+            r = make(v.dtype, dims);
+            if (r.floating())
+                std::fill(r.f.begin(), r.f.end(), v.f[0]);
+            else
+                std::fill(r.i.begin(), r.i.end(), v.i[0]);
+        } else if (op == "ScatterND") {
+            // data with the slices named by indices [..., k] replaced by updates (reduction none).
+            if (n.get_string("reduction", "none") != "none")
+                g.fail(n, "only reduction 'none' is supported", ErrorCode::Unsupported);
+            r = input(0);
+            const auto idx = ints(1);
+            const auto& idims = input(1).dims;
+            const Array& upd = input(2);
+            if (idims.empty()) g.fail(n, "indices must have rank >= 1");
+            const size_t k = static_cast<size_t>(idims.back());
+            if (k > r.dims.size()) g.fail(n, "index tuples are longer than the data's rank");
+            const auto strides = strides_of(r.dims);
+            int64_t slice = 1;
+            for (size_t a = k; a < r.dims.size(); ++a) slice *= r.dims[a];
+            const size_t tuples = k ? idx.size() / k : 0;
+            if (upd.size() != tuples * static_cast<size_t>(slice))
+                g.fail(n, "updates do not match the indices");
+            for (size_t t = 0; t < tuples; ++t) {
+                int64_t base = 0;
+                for (size_t a = 0; a < k; ++a) {
+                    int64_t i = idx[t * k + a];
+                    if (i < 0) i += r.dims[a];
+                    if (i < 0 || i >= r.dims[a])
+                        g.fail(n, "index " + std::to_string(idx[t * k + a]) + " is out of range");
+                    base += i * strides[a];
+                }
+                for (int64_t e = 0; e < slice; ++e) {
+                    const size_t dst = static_cast<size_t>(base + e),
+                                 src = t * static_cast<size_t>(slice) + static_cast<size_t>(e);
+                    if (r.floating())
+                        r.f[dst] = upd.get_f(src);
+                    else
+                        r.i[dst] = upd.get_i(src);
+                }
+            }
+        } else if (op.starts_with("Reduce")) {
+            r = reduce(op, input(0), axes_of(n, in, 1), n, g);
+        } else {
+            g.fail(n, "cannot be evaluated on the host", ErrorCode::Unsupported);
+        }
+    } catch (const Error& e) {
+        const std::string what = e.what();
+        if (what.find(n.name) != std::string::npos) throw;
+        g.fail(n, "host evaluation: " + what, e.code());
+    }
+    std::vector<TensorData> out;
+    out.push_back(store(r));
+    if (op == "Dropout" && n.outputs.size() > 1 && n.outputs[1] != no_value) {
+        Array mask = make(DType::boolean, r.dims);
+        std::fill(mask.i.begin(), mask.i.end(), 1);
+        out.push_back(store(mask));
+    }
+    return out;
+}
+
+} // namespace vkml::graph

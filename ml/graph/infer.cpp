@@ -1,0 +1,214 @@
+// The passes before fusion: pruning, static input shapes, and shape inference with host folding.
+#include <set>
+
+#include "lower.hpp"
+#include "vkml/graph/passes.hpp"
+
+namespace vkml::graph {
+
+namespace {
+
+std::string list(const std::vector<std::string>& names) {
+    std::string s;
+    for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+    return s;
+}
+
+gpu::Shape to_gpu(const Graph& g, const Value& v) {
+    const auto sizes = v.shape ? v.shape->sizes() : std::nullopt;
+    if (!sizes)
+        g.fail("value '" + v.name + "' has no static shape" +
+               (v.shape ? " (" + to_string(*v.shape) + ")" : std::string()));
+    if (sizes->size() > gpu::max_rank)
+        g.fail("value '" + v.name + "' has rank " + std::to_string(sizes->size()) + "; vkml supports up to 6",
+               ErrorCode::Unsupported);
+    return gpu::Shape(std::span<const int64_t>(*sizes));
+}
+
+} // namespace
+
+size_t prune(Graph& g) {
+    std::vector<char> needed(g.value_count(), 0);
+    for (ValueId v : g.outputs()) needed[v] = 1;
+    auto& nodes = g.nodes();
+    std::vector<char> keep(nodes.size(), 0);
+    const std::vector<size_t> order = g.topological_order();
+    for (size_t k = order.size(); k-- > 0;) {
+        const Node& n = nodes[order[k]];
+        bool used = false;
+        for (ValueId v : n.outputs)
+            if (v != no_value && needed[v]) used = true;
+        if (!used) continue;
+        keep[order[k]] = 1;
+        for (ValueId v : n.inputs)
+            if (v != no_value) needed[v] = 1;
+    }
+    std::vector<Node> kept;
+    for (size_t i = 0; i < nodes.size(); ++i)
+        if (keep[i]) kept.push_back(std::move(nodes[i]));
+    const size_t removed = nodes.size() - kept.size();
+    nodes = std::move(kept);
+    return removed;
+}
+
+void fix_input_shapes(Graph& g, const std::map<std::string, int64_t, std::less<>>& free_dims,
+                      const std::map<std::string, std::vector<int64_t>, std::less<>>& input_shapes) {
+    if (!free_dims.empty()) apply_free_dimension_overrides(g, free_dims);
+    for (const auto& [name, dims] : input_shapes) {
+        const ValueId id = g.find(name);
+        bool is_input = false;
+        for (ValueId v : g.inputs()) is_input |= v == id;
+        if (!is_input) {
+            std::vector<std::string> names;
+            for (ValueId v : g.inputs()) names.push_back(g.value(v).name);
+            g.fail("the model has no input named '" + name + "' (its inputs: " + list(names) + ")");
+        }
+        Value& v = g.value(id);
+        std::string want = "[";
+        for (size_t k = 0; k < dims.size(); ++k) want += (k ? "," : "") + std::to_string(dims[k]);
+        want += "]";
+        if (!v.shape) {
+            v.shape = Shape(dims);
+            continue;
+        }
+        if (v.shape->rank() != dims.size())
+            g.fail("input '" + name + "' is declared " + to_string(*v.shape) + ", which does not fit " +
+                   want);
+        for (size_t k = 0; k < dims.size(); ++k) {
+            const Dim d = (*v.shape)[k];
+            if (d.is_known()) {
+                if (d.size != dims[k])
+                    g.fail("input '" + name + "' is declared " + to_string(*v.shape) +
+                           ", which does not fit " + want);
+            } else if (!d.symbol.empty()) {
+                g.set_free_dimension(d.symbol, dims[k]);
+            } else {
+                (*v.shape)[k] = Dim::known(dims[k]);
+            }
+        }
+    }
+    for (ValueId id : g.inputs()) {
+        const Value& v = g.value(id);
+        if (v.shape && v.shape->is_static()) continue;
+        std::vector<std::string> free;
+        if (v.shape)
+            for (const Dim& d : v.shape->dims())
+                if (!d.is_known()) free.push_back(d.symbol.empty() ? "?" : d.symbol);
+        g.fail("input '" + v.name + "' has " +
+                   (v.shape ? "free dimensions " + to_string(*v.shape) : std::string("no declared shape")) +
+                   "; give their sizes (SessionOptions::free_dims or input_shapes; `vkml run --free-dim " +
+                   (free.empty() || free[0] == "?" ? std::string("NAME") : free[0]) + "=SIZE`)",
+               ErrorCode::InvalidArgument);
+    }
+}
+
+InferStats infer_and_fold(Graph& g, gpu::Device& device, const FloatPolicy& float_dtype) {
+    InferStats stats;
+    g.sort_topologically();
+    // Declared static shapes of the graph outputs, to check the inference against.
+    std::map<ValueId, std::vector<int64_t>> declared;
+    for (ValueId v : g.outputs())
+        if (const auto& s = g.value(v).shape; s && s->is_static() && !g.value(v).is_constant())
+            declared[v] = *s->sizes();
+
+    std::vector<char> folded(g.nodes().size(), 0);
+    for (size_t i = 0; i < g.nodes().size(); ++i) {
+        const Node& n = g.nodes()[i];
+        // Host folding: every present input constant, or Shape/Size (which read only the shape).
+        bool all_constant = true;
+        for (ValueId v : n.inputs)
+            if (v != no_value && !g.value(v).is_constant()) all_constant = false;
+        const bool shape_only = (n.op_type == "Shape" || n.op_type == "Size") && n.domain.empty();
+        if (host_evaluable(n) && (all_constant || shape_only)) {
+            std::vector<const TensorData*> data;
+            std::vector<std::vector<int64_t>> shapes;
+            for (ValueId v : n.inputs) {
+                data.push_back(v == no_value ? nullptr : g.value(v).data.get());
+                std::vector<int64_t> s;
+                if (v != no_value) {
+                    const gpu::Shape gs = to_gpu(g, g.value(v));
+                    s.assign(gs.dims().begin(), gs.dims().end());
+                }
+                shapes.push_back(std::move(s));
+            }
+            std::vector<TensorData> out = host_evaluate(g, n, data, shapes);
+            for (size_t k = 0; k < n.outputs.size() && k < out.size(); ++k)
+                if (n.outputs[k] != no_value) g.set_constant(n.outputs[k], std::move(out[k]));
+            folded[i] = 1;
+            ++stats.folded;
+            continue;
+        }
+        if (!detail::lowerable(n)) {
+            if (host_evaluable(n))
+                g.fail(n,
+                       "can only run on the host, with constant inputs (it computes shapes or constants), "
+                       "but an input is computed on the device",
+                       ErrorCode::Unsupported);
+            g.fail(n,
+                   "operator " + (n.domain.empty() ? std::string() : n.domain + ".") + n.op_type +
+                       " is not supported by vkml (`vkml ops` lists the supported operators)",
+                   ErrorCode::Unsupported);
+        }
+        std::vector<detail::LowerInput> inputs;
+        const gpu::DType fd = float_dtype(n);
+        for (ValueId v : n.inputs) {
+            detail::LowerInput in;
+            if (v != no_value) {
+                const Value& val = g.value(v);
+                in.present = true;
+                in.id = v;
+                in.shape = to_gpu(g, val);
+                in.ir = val.dtype;
+                in.stored = in.ir == DType::f32 || in.ir == DType::f16 ? fd : detail::storage_of(in.ir);
+                in.data = val.data.get();
+            }
+            inputs.push_back(std::move(in));
+        }
+        detail::Lowered l;
+        try {
+            try {
+                detail::LowerContext ctx(device, g, n, inputs, fd);
+                l = detail::lower(ctx);
+            } catch (const Error& e) {
+                // As the session does: an op without an f16 kernel on this device runs in f32.
+                if (fd != gpu::DType::f16 || e.code() != ErrorCode::Unsupported) throw;
+                for (auto& in : inputs)
+                    if (in.present && in.stored == gpu::DType::f16) in.stored = gpu::DType::f32;
+                detail::LowerContext ctx(device, g, n, inputs, gpu::DType::f32);
+                l = detail::lower(ctx);
+            }
+        } catch (const Error& e) {
+            const std::string what = e.what();
+            if (what.find("node '" + n.name + "'") != std::string::npos) throw;
+            g.fail(n, what, e.code());
+        }
+        for (size_t k = 0; k < n.outputs.size(); ++k) {
+            const ValueId out = n.outputs[k];
+            if (out == no_value) continue;
+            std::optional<gpu::Shape> shape;
+            if (l.alias_input >= 0 && k == 0) shape = l.alias_shape;
+            for (size_t j = 0; j < l.op_outputs.size(); ++j)
+                if (l.op_outputs[j] == static_cast<int>(k))
+                    shape = l.output_views[j] ? *l.output_views[j] : l.op->outputs()[j].shape;
+            if (!shape)
+                g.fail(n, "output " + std::to_string(k) + " is not supported", ErrorCode::Unsupported);
+            Value& v = g.value(out);
+            v.shape = Shape(std::vector<int64_t>(shape->dims().begin(), shape->dims().end()));
+            v.dtype = l.out_ir[k];
+        }
+        ++stats.inferred;
+    }
+    std::vector<Node> kept;
+    for (size_t i = 0; i < g.nodes().size(); ++i)
+        if (!folded[i]) kept.push_back(std::move(g.nodes()[i]));
+    g.nodes() = std::move(kept);
+    for (const auto& [v, sizes] : declared) {
+        const Value& val = g.value(v);
+        if (val.shape && val.shape->sizes() != sizes)
+            g.fail("graph output '" + val.name + "' is declared " + to_string(Shape(sizes)) +
+                   ", but its producer gives " + to_string(*val.shape));
+    }
+    return stats;
+}
+
+} // namespace vkml::graph

@@ -1,0 +1,860 @@
+// Session: prepare the graph (passes.hpp), lower it node by node into steps, plan the arena,
+// decide the barriers, then record.
+//
+// Construction, step by step:
+//   prune             nodes no output needs are dropped before anything can fail on them
+//   check ops         every op type is lowerable or host-evaluable: else one error naming it
+//   input shapes      free dimensions and input shapes resolved: every input static
+//   infer and fold    static shapes everywhere; shape subgraphs become constants
+//   fuse              Conv+BN, Pad into Conv, residual Add, activations
+//   lower             one op per node (views need none), dtype conversions where the precision
+//                     policy changes between neighbours, constants converted on the host
+//   outputs           the producer of each output writes the caller's output tensor directly when
+//                     it can; otherwise a final copy or conversion step does
+//   plan              liveness of every transient, one arena, offsets by plan_memory
+//   barriers          a barrier before a step that reads what an earlier step since the last
+//                     barrier wrote, or writes what such a step read or wrote
+#include "vkml/graph/session.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "lower.hpp"
+#include "vkml/gpu/half.hpp"
+#include "vkml/gpu/transfer.hpp"
+#include "vkml/graph/memory_plan.hpp"
+#include "vkml/graph/passes.hpp"
+#include "vkml/ops/elementwise.hpp"
+
+namespace vkml {
+
+using graph::DType;
+using graph::Graph;
+using graph::Node;
+using graph::TensorData;
+using graph::ValueId;
+
+namespace {
+
+// Where a tensor lives: an arena allocation, the constant buffer, or a caller's binding.
+struct Ref {
+    enum class Kind : uint8_t { Arena, Constant, Input, Output };
+    Kind kind = Kind::Arena;
+    uint32_t id = 0;
+    gpu::Shape shape;
+    gpu::DType dtype = gpu::DType::f32;
+};
+
+struct Step {
+    std::string name;
+    std::string op_type;
+    const ops::Op* op = nullptr;
+    std::vector<Ref> in, out;
+    int64_t scratch = -1; // arena allocation of the op's scratch
+    bool barrier = false;
+    double cost = 0;
+    // Resolved once the arena exists; empty tensors for the caller's bindings.
+    std::vector<gpu::Tensor> in_t, out_t;
+    gpu::BufferRange scratch_range;
+};
+
+struct Alloc {
+    uint64_t bytes = 0;
+    uint32_t first = UINT32_MAX, last = 0;
+    int output = -1; // the session output it became, or -1
+};
+
+struct Constant {
+    std::vector<std::byte> bytes;
+    uint64_t offset = 0;
+};
+
+uint64_t align_up(uint64_t v, uint64_t a) {
+    return (v + a - 1) / a * a;
+}
+
+gpu::Shape static_shape(const Graph& g, ValueId v) {
+    const auto& val = g.value(v);
+    const auto sizes = val.shape ? val.shape->sizes() : std::nullopt;
+    if (!sizes) g.fail("internal: value '" + val.name + "' has no static shape after inference");
+    return gpu::Shape(std::span<const int64_t>(*sizes));
+}
+
+// A constant's elements converted to `to` (floats rounded to f16 where wanted, integers narrowed
+// as a cast would, bools as 0/1 bytes).
+std::vector<std::byte> convert_constant(const TensorData& t, gpu::DType to) {
+    const bool fl = t.dtype() == DType::f32 || t.dtype() == DType::f16;
+    const size_t n = static_cast<size_t>(t.elements());
+    std::vector<std::byte> out(n * gpu::dtype_size(to));
+    if (to == gpu::DType::f32 || to == gpu::DType::f16) {
+        const std::vector<float> f = fl ? t.to_floats() : [&] {
+            const auto i = t.to_int64s();
+            return std::vector<float>(i.begin(), i.end());
+        }();
+        if (to == gpu::DType::f32) {
+            std::memcpy(out.data(), f.data(), out.size());
+        } else {
+            std::vector<uint16_t> h(n);
+            gpu::floats_to_halves(f, h);
+            std::memcpy(out.data(), h.data(), out.size());
+        }
+        return out;
+    }
+    std::vector<int64_t> i;
+    if (fl) {
+        for (float f : t.to_floats()) i.push_back(static_cast<int64_t>(f));
+    } else {
+        i = t.to_int64s();
+    }
+    for (size_t k = 0; k < n; ++k) {
+        if (to == gpu::DType::i32) {
+            const auto v = static_cast<int32_t>(static_cast<uint32_t>(i[k]));
+            std::memcpy(out.data() + 4 * k, &v, 4);
+        } else if (to == gpu::DType::i64) {
+            std::memcpy(out.data() + 8 * k, &i[k], 8);
+        } else {
+            out[k] = static_cast<std::byte>(t.dtype() == DType::boolean ? (i[k] != 0) : (i[k] & 0xff));
+        }
+    }
+    return out;
+}
+
+// Rough work of a step, for balancing split(): multiply-adds of the convolutions and matrix
+// products, elements moved for everything else.
+double step_cost(const ops::Op& op) {
+    double elements = 0;
+    for (const auto& d : op.inputs()) elements += static_cast<double>(d.shape.elements());
+    for (const auto& d : op.outputs()) elements += static_cast<double>(d.shape.elements());
+    const std::string type = op.type();
+    const double out = op.outputs().empty() ? 0 : static_cast<double>(op.outputs()[0].shape.elements());
+    if ((type == "Conv" || type == "ConvTranspose") && op.inputs().size() >= 2) {
+        const auto& w = op.inputs()[1].shape;
+        double taps = 1;
+        for (size_t k = 1; k < w.rank(); ++k) taps *= static_cast<double>(w[k]);
+        if (type == "ConvTranspose")
+            taps = static_cast<double>(w[0]) * taps / std::max<double>(1, static_cast<double>(w[1]));
+        return elements + 2 * out * taps;
+    }
+    if ((type == "Gemm" || type == "MatMul") && !op.inputs().empty()) {
+        const auto& a = op.inputs()[0].shape;
+        const double k =
+            a.rank() ? static_cast<double>(std::max(a[a.rank() - 1], a.rank() > 1 ? a[a.rank() - 2] : 1)) : 1;
+        return elements + 2 * out * k;
+    }
+    return elements;
+}
+
+std::string desc_list(const std::vector<ops::TensorDesc>& ds) {
+    std::string s;
+    for (const auto& d : ds) s += (s.empty() ? "" : ", ") + ops::to_string(d);
+    return s;
+}
+
+} // namespace
+
+struct Session::Impl {
+    gpu::Device& device;
+    SessionOptions options;
+    Graph graph;
+    std::vector<TensorInfo> inputs, outputs;
+    std::vector<std::unique_ptr<ops::Op>> ops;
+    std::vector<Step> steps;
+    std::vector<Alloc> allocs;
+    std::vector<Constant> constants;
+    std::vector<uint64_t> offsets;          // per allocation, in the arena
+    std::vector<uint64_t> constant_offsets; // per constant, in the constant buffer
+    std::shared_ptr<gpu::Buffer> arena, constant_buffer;
+    SessionMemory memory;
+    uint64_t alignment = 16;
+    // run() and profile(): device tensors for the inputs and outputs, made on first use.
+    std::vector<gpu::Tensor> io_inputs, io_outputs;
+
+    // Lowering state.
+    std::vector<std::optional<Ref>> stored; // per value: where it lives (constants: on demand)
+    std::map<std::pair<ValueId, gpu::DType>, Ref> converted;
+    std::map<std::pair<ValueId, gpu::DType>, uint32_t> constant_ids;
+
+    Impl(gpu::Device& d, const Graph& g, const SessionOptions& o) : device(d), options(o), graph(g) {}
+
+    gpu::DType float_dtype(const Node& n) const;
+    graph::detail::Lowered lower_node(const Node& n, std::vector<graph::detail::LowerInput> in);
+    void build();
+    void lower_all();
+    void assign_outputs();
+    void plan();
+    void decide_barriers();
+    void resolve();
+
+    Ref constant_ref(ValueId v, gpu::DType dtype);
+    Ref ref_as(ValueId v, gpu::DType dtype);
+    Ref new_alloc(const ops::TensorDesc& d);
+    void add_step(std::string name, std::unique_ptr<ops::Op> op, std::vector<Ref> in, std::vector<Ref> out);
+    std::vector<gpu::Tensor>& ensure_io(bool inputs_side);
+};
+
+gpu::DType Session::Impl::float_dtype(const Node& n) const {
+    Precision p = Precision::Auto;
+    auto lookup = [&](const std::string& key) {
+        if (auto it = options.precision.find(key); it != options.precision.end()) {
+            p = it->second;
+            return true;
+        }
+        return false;
+    };
+    bool named = lookup(n.name);
+    for (const std::string& f : n.get_strings("vkml_fused"))
+        if (!named) named = lookup(f);
+    if (!named) lookup(n.op_type);
+    const bool f16 = device.caps().storage16;
+    switch (p) {
+    case Precision::F32:
+        return gpu::DType::f32;
+    case Precision::F16:
+        return f16 ? gpu::DType::f16 : gpu::DType::f32;
+    case Precision::Auto:
+        break;
+    }
+    return f16 && !options.fp32 ? gpu::DType::f16 : gpu::DType::f32;
+}
+
+// Lowers with the node's float dtype; an op without an f16 kernel on this device gets f32.
+graph::detail::Lowered Session::Impl::lower_node(const Node& n, std::vector<graph::detail::LowerInput> in) {
+    const gpu::DType fd = float_dtype(n);
+    auto attempt = [&](gpu::DType d) {
+        graph::detail::LowerContext ctx(device, graph, n, in, d);
+        return graph::detail::lower(ctx);
+    };
+    try {
+        try {
+            return attempt(fd);
+        } catch (const Error& e) {
+            if (fd != gpu::DType::f16 || e.code() != ErrorCode::Unsupported) throw;
+            return attempt(gpu::DType::f32);
+        }
+    } catch (const Error& e) {
+        const std::string what = e.what();
+        if (what.find("node '" + n.name + "'") != std::string::npos) throw;
+        graph.fail(n, what, e.code());
+    }
+}
+
+Ref Session::Impl::constant_ref(ValueId v, gpu::DType dtype) {
+    const auto key = std::make_pair(v, dtype);
+    auto it = constant_ids.find(key);
+    if (it == constant_ids.end()) {
+        Constant c;
+        c.bytes = convert_constant(*graph.value(v).data, dtype);
+        constants.push_back(std::move(c));
+        it = constant_ids.emplace(key, static_cast<uint32_t>(constants.size() - 1)).first;
+    }
+    return Ref{Ref::Kind::Constant, it->second, static_shape(graph, v), dtype};
+}
+
+Ref Session::Impl::new_alloc(const ops::TensorDesc& d) {
+    Alloc a;
+    // Rounded up to 16 bytes, as gpu::Tensor's own buffers are: vectorised kernels may read a
+    // whole vec4 at the tail.
+    a.bytes = std::max<uint64_t>(align_up(uint64_t(d.shape.elements()) * gpu::dtype_size(d.dtype), 16), 16);
+    allocs.push_back(a);
+    return Ref{Ref::Kind::Arena, static_cast<uint32_t>(allocs.size() - 1), d.shape, d.dtype};
+}
+
+void Session::Impl::add_step(std::string name, std::unique_ptr<ops::Op> op, std::vector<Ref> in,
+                             std::vector<Ref> out) {
+    Step s;
+    s.name = std::move(name);
+    s.op_type = op->type();
+    s.op = op.get();
+    s.in = std::move(in);
+    s.out = std::move(out);
+    s.cost = step_cost(*op);
+    if (op->scratch_bytes()) {
+        Alloc a;
+        a.bytes = align_up(op->scratch_bytes(), 16);
+        allocs.push_back(a);
+        s.scratch = static_cast<int64_t>(allocs.size() - 1);
+    }
+    ops.push_back(std::move(op));
+    steps.push_back(std::move(s));
+}
+
+// Value `v` in `dtype`: as stored, a converted constant, or through a Cast step made once.
+Ref Session::Impl::ref_as(ValueId v, gpu::DType dtype) {
+    const graph::Value& val = graph.value(v);
+    if (val.is_constant()) return constant_ref(v, dtype);
+    if (!stored[v]) graph.fail("internal: value '" + val.name + "' is read before it is produced");
+    const Ref& r = *stored[v];
+    if (r.dtype == dtype) return r;
+    const auto key = std::make_pair(v, dtype);
+    if (auto it = converted.find(key); it != converted.end()) return it->second;
+    ops::CastDesc d;
+    d.input = {r.shape, r.dtype};
+    d.to = dtype;
+    d.to_bool = val.dtype == DType::boolean;
+    auto op = ops::Cast::create(device, d);
+    const Ref out = new_alloc(op->outputs()[0]);
+    add_step(val.name + "@" + gpu::dtype_name(dtype), std::move(op), {r}, {out});
+    converted.emplace(key, out);
+    return out;
+}
+
+void Session::Impl::lower_all() {
+    stored.assign(graph.value_count(), std::nullopt);
+    for (size_t i = 0; i < graph.inputs().size(); ++i) {
+        const ValueId v = graph.inputs()[i];
+        stored[v] = Ref{Ref::Kind::Input, static_cast<uint32_t>(i), inputs[i].shape, inputs[i].storage};
+    }
+    for (const Node& n : graph.nodes()) {
+        const gpu::DType fd = float_dtype(n);
+        std::vector<graph::detail::LowerInput> in;
+        for (ValueId v : n.inputs) {
+            graph::detail::LowerInput x;
+            if (v != graph::no_value) {
+                const graph::Value& val = graph.value(v);
+                x.present = true;
+                x.id = v;
+                x.shape = static_shape(graph, v);
+                x.ir = val.dtype;
+                x.data = val.data.get();
+                if (val.is_constant())
+                    x.stored =
+                        x.ir == DType::f32 || x.ir == DType::f16 ? fd : graph::detail::storage_of(x.ir);
+                else
+                    x.stored = stored[v] ? stored[v]->dtype : graph::detail::storage_of(x.ir);
+            }
+            in.push_back(std::move(x));
+        }
+        graph::detail::Lowered l = lower_node(n, std::move(in));
+        if (!l.op) {
+            // A view: the output shares the input's storage under another shape.
+            const ValueId src = n.inputs.at(static_cast<size_t>(l.alias_input));
+            const graph::Value& sv = graph.value(src);
+            Ref r = sv.is_constant() ? constant_ref(src, sv.dtype == DType::f32 || sv.dtype == DType::f16
+                                                             ? fd
+                                                             : graph::detail::storage_of(sv.dtype))
+                                     : ref_as(src, stored[src] ? stored[src]->dtype : gpu::DType::f32);
+            r.shape = l.alias_shape;
+            stored[n.outputs.at(0)] = r;
+            continue;
+        }
+        std::vector<Ref> op_in, op_out;
+        for (size_t j = 0; j < l.op_inputs.size(); ++j) {
+            const ValueId v = n.inputs.at(static_cast<size_t>(l.op_inputs[j]));
+            Ref r = ref_as(v, l.op->inputs()[j].dtype);
+            if (l.input_views[j]) r.shape = *l.input_views[j];
+            op_in.push_back(r);
+        }
+        for (size_t j = 0; j < l.op->outputs().size(); ++j) {
+            const Ref r = new_alloc(l.op->outputs()[j]);
+            op_out.push_back(r);
+            const int k = j < l.op_outputs.size() ? l.op_outputs[j] : -1;
+            if (k < 0 || n.outputs.at(static_cast<size_t>(k)) == graph::no_value) continue;
+            Ref v = r;
+            if (l.output_views[j]) v.shape = *l.output_views[j];
+            stored[n.outputs[static_cast<size_t>(k)]] = v;
+        }
+        std::string name = n.name;
+        for (const std::string& f : n.get_strings("vkml_fused")) name += "+" + f;
+        add_step(std::move(name), std::move(l.op), std::move(op_in), std::move(op_out));
+    }
+}
+
+// Outputs: let the producer write the caller's tensor when the value is a whole arena tensor of
+// the output's dtype that no other output claimed; else copy or convert into it at the end.
+void Session::Impl::assign_outputs() {
+    for (size_t j = 0; j < graph.outputs().size(); ++j) {
+        const ValueId v = graph.outputs()[j];
+        const TensorInfo& info = outputs[j];
+        const graph::Value& val = graph.value(v);
+        if (!val.is_constant() && stored[v] && stored[v]->kind == Ref::Kind::Arena &&
+            stored[v]->dtype == info.storage && allocs[stored[v]->id].output < 0) {
+            allocs[stored[v]->id].output = static_cast<int>(j);
+            continue;
+        }
+        // A conversion some node already needed may be the output's dtype: write that one there.
+        if (auto it = converted.find({v, info.storage}); !val.is_constant() && it != converted.end() &&
+                                                         it->second.kind == Ref::Kind::Arena &&
+                                                         allocs[it->second.id].output < 0) {
+            allocs[it->second.id].output = static_cast<int>(j);
+            continue;
+        }
+        Ref src = val.is_constant()
+                      ? constant_ref(v, info.storage)
+                      : (stored[v] ? *stored[v] : throw Error("internal: output without storage"));
+        ops::CastDesc d;
+        d.input = {src.shape, src.dtype};
+        d.to = info.storage;
+        d.to_bool = info.dtype == DType::boolean;
+        auto op = ops::Cast::create(device, d);
+        const Ref out{Ref::Kind::Output, static_cast<uint32_t>(j), info.shape, info.storage};
+        add_step(info.name +
+                     (src.dtype == info.storage ? "@copy" : std::string("@") + gpu::dtype_name(info.storage)),
+                 std::move(op), {src}, {out});
+    }
+    // Claimed allocations become the caller's output tensors, under each reader's view shape.
+    for (Step& s : steps)
+        for (auto* refs : {&s.in, &s.out})
+            for (Ref& r : *refs)
+                if (r.kind == Ref::Kind::Arena && allocs[r.id].output >= 0) {
+                    r.id = static_cast<uint32_t>(allocs[r.id].output);
+                    r.kind = Ref::Kind::Output;
+                }
+}
+
+void Session::Impl::plan() {
+    for (uint32_t s = 0; s < steps.size(); ++s) {
+        auto touch = [&](uint32_t a) {
+            allocs[a].first = std::min(allocs[a].first, s);
+            allocs[a].last = std::max(allocs[a].last, s);
+        };
+        for (auto* refs : {&steps[s].in, &steps[s].out})
+            for (const Ref& r : *refs)
+                if (r.kind == Ref::Kind::Arena) touch(r.id);
+        if (steps[s].scratch >= 0) touch(static_cast<uint32_t>(steps[s].scratch));
+    }
+    std::vector<graph::MemoryRequest> requests;
+    std::vector<uint32_t> planned;
+    for (uint32_t a = 0; a < allocs.size(); ++a) {
+        if (allocs[a].output >= 0 || allocs[a].first == UINT32_MAX) continue;
+        requests.push_back({allocs[a].bytes, allocs[a].first, allocs[a].last});
+        planned.push_back(a);
+    }
+    const graph::MemoryPlan p = graph::plan_memory(requests, alignment);
+    offsets.assign(allocs.size(), 0);
+    for (size_t k = 0; k < planned.size(); ++k) offsets[planned[k]] = p.offsets[k];
+    memory.arena = p.arena_bytes;
+    memory.peak_live = p.peak_live_bytes;
+    memory.unshared = p.unshared_bytes;
+    memory.transients = planned.size();
+    if (p.arena_bytes)
+        arena = std::make_shared<gpu::Buffer>(
+            device, gpu::BufferDesc{.size = p.arena_bytes, .name = "session arena"});
+
+    uint64_t total = 0;
+    for (Constant& c : constants) {
+        c.offset = total;
+        constant_offsets.push_back(total);
+        total = align_up(total + std::max<uint64_t>(c.bytes.size(), 1), alignment);
+    }
+    memory.constants = total;
+    if (total) {
+        constant_buffer = std::make_shared<gpu::Buffer>(
+            device, gpu::BufferDesc{.size = total, .name = "session constants"});
+        std::vector<std::byte> blob(total);
+        for (const Constant& c : constants)
+            std::memcpy(blob.data() + c.offset, c.bytes.data(), c.bytes.size());
+        gpu::upload(device, constant_buffer->range(), blob);
+        constants.clear(); // on the device now
+        constants.shrink_to_fit();
+    }
+}
+
+void Session::Impl::decide_barriers() {
+    // A region: an arena byte range, or a whole caller binding (constants are never written).
+    struct Region {
+        Ref::Kind kind;
+        uint32_t id;
+        uint64_t begin, end;
+        bool overlaps(const Region& o) const {
+            if (kind != o.kind) return false;
+            if (kind == Ref::Kind::Arena) return begin < o.end && o.begin < end;
+            return id == o.id;
+        }
+    };
+    auto region = [&](const Ref& r) {
+        if (r.kind == Ref::Kind::Arena)
+            return Region{r.kind, 0, offsets[r.id], offsets[r.id] + allocs[r.id].bytes};
+        return Region{r.kind, r.id, 0, 0};
+    };
+    std::vector<Region> written, read;
+    auto hits = [](const std::vector<Region>& set, const Region& x) {
+        return std::any_of(set.begin(), set.end(), [&](const Region& r) { return r.overlaps(x); });
+    };
+    for (Step& s : steps) {
+        std::vector<Region> reads, writes;
+        for (const Ref& r : s.in)
+            if (r.kind != Ref::Kind::Constant) reads.push_back(region(r));
+        for (const Ref& r : s.out) writes.push_back(region(r));
+        if (s.scratch >= 0) {
+            const auto a = static_cast<uint32_t>(s.scratch);
+            writes.push_back({Ref::Kind::Arena, 0, offsets[a], offsets[a] + allocs[a].bytes});
+        }
+        bool need = false;
+        for (const Region& r : reads) need |= hits(written, r);
+        for (const Region& w : writes) need |= hits(written, w) || hits(read, w);
+        if (need) {
+            s.barrier = true;
+            written.clear();
+            read.clear();
+        }
+        read.insert(read.end(), reads.begin(), reads.end());
+        written.insert(written.end(), writes.begin(), writes.end());
+    }
+}
+
+void Session::Impl::resolve() {
+    auto tensor = [&](const Ref& r) -> gpu::Tensor {
+        if (r.kind == Ref::Kind::Arena) return gpu::Tensor(arena, offsets[r.id], r.shape, r.dtype);
+        if (r.kind == Ref::Kind::Constant)
+            return gpu::Tensor(constant_buffer, constant_offsets[r.id], r.shape, r.dtype);
+        return {};
+    };
+    for (Step& s : steps) {
+        for (const Ref& r : s.in) s.in_t.push_back(tensor(r));
+        for (const Ref& r : s.out) s.out_t.push_back(tensor(r));
+        if (s.scratch >= 0) {
+            const auto a = static_cast<uint32_t>(s.scratch);
+            s.scratch_range = arena->range(offsets[a], allocs[a].bytes);
+        }
+    }
+}
+
+void Session::Impl::build() {
+    alignment = std::max<uint64_t>(device.caps().min_storage_buffer_offset_alignment, 16);
+    for (const auto& [name, data] : options.constant_inputs) {
+        const ValueId v = graph.find(name);
+        auto& ins = graph.inputs();
+        const auto it = std::find(ins.begin(), ins.end(), v);
+        if (v == graph::no_value || it == ins.end())
+            graph.fail("SessionOptions::constant_inputs names '" + name +
+                       "', which is not an input of the model");
+        const graph::Value& val = graph.value(v);
+        if (val.dtype != DType::undefined && val.dtype != data.dtype())
+            graph.fail("input '" + name + "' is " + graph::dtype_name(val.dtype) + ", its constant value " +
+                       graph::describe(data));
+        ins.erase(it);
+        graph.set_constant(v, data);
+    }
+    graph::prune(graph);
+    for (const Node& n : graph.nodes())
+        if (!graph::detail::lowerable(n) && !graph::host_evaluable(n))
+            graph.fail(n,
+                       "operator " + (n.domain.empty() ? std::string() : n.domain + ".") + n.op_type +
+                           " is not supported by vkml (`vkml ops` lists the supported operators)",
+                       ErrorCode::Unsupported);
+    graph::fix_input_shapes(graph, options.free_dims, options.input_shapes);
+    graph::infer_and_fold(graph, device, [this](const Node& n) { return float_dtype(n); });
+    if (options.fuse) graph::fuse(graph);
+    graph::prune(graph);
+    graph.remove_unused_values();
+
+    for (ValueId v : graph.inputs()) {
+        const graph::Value& val = graph.value(v);
+        if (val.dtype == DType::undefined) graph.fail("input '" + val.name + "' has no data type");
+        inputs.push_back({val.name, val.dtype, graph::detail::storage_of(val.dtype), static_shape(graph, v)});
+    }
+    for (ValueId v : graph.outputs()) {
+        const graph::Value& val = graph.value(v);
+        outputs.push_back(
+            {val.name, val.dtype, graph::detail::storage_of(val.dtype), static_shape(graph, v)});
+    }
+    lower_all();
+    assign_outputs();
+    plan();
+    decide_barriers();
+    resolve();
+}
+
+// ---- Session ---------------------------------------------------------------------------------------
+
+Session::Session(gpu::Device& device, const Graph& graph, const SessionOptions& options)
+    : impl_(std::make_unique<Impl>(device, graph, options)) {
+    impl_->build();
+}
+
+Session::~Session() = default;
+
+const std::vector<TensorInfo>& Session::inputs() const {
+    return impl_->inputs;
+}
+const std::vector<TensorInfo>& Session::outputs() const {
+    return impl_->outputs;
+}
+const Graph& Session::graph() const {
+    return impl_->graph;
+}
+SessionMemory Session::memory() const {
+    return impl_->memory;
+}
+const std::shared_ptr<gpu::Buffer>& Session::arena() const {
+    return impl_->arena;
+}
+
+namespace {
+size_t index_of(const std::vector<TensorInfo>& infos, std::string_view name, const char* what,
+                const std::string& source) {
+    std::string known;
+    for (size_t i = 0; i < infos.size(); ++i) {
+        if (infos[i].name == name) return i;
+        known += (known.empty() ? "" : ", ") + infos[i].name;
+    }
+    throw Error(ErrorCode::InvalidArgument, "'" + source + "' has no " + what + " named '" +
+                                                std::string(name) + "' (its " + what + "s: " + known + ")");
+}
+
+std::string info_string(const TensorInfo& t) {
+    return t.name + ": " + graph::dtype_name(t.dtype) + t.shape.str();
+}
+} // namespace
+
+size_t Session::input_index(std::string_view name) const {
+    return index_of(impl_->inputs, name, "input", impl_->graph.source);
+}
+size_t Session::output_index(std::string_view name) const {
+    return index_of(impl_->outputs, name, "output", impl_->graph.source);
+}
+
+std::vector<StepInfo> Session::steps() const {
+    std::vector<StepInfo> out;
+    for (const Step& s : impl_->steps)
+        out.push_back(
+            {s.name, s.op_type, desc_list(s.op->inputs()) + " -> " + desc_list(s.op->outputs()), s.barrier});
+    return out;
+}
+
+std::string Session::describe() const {
+    std::ostringstream o;
+    o << "model '" << impl_->graph.source << "'\n";
+    for (const TensorInfo& t : impl_->inputs) o << "  input  " << info_string(t) << "\n";
+    for (const TensorInfo& t : impl_->outputs) o << "  output " << info_string(t) << "\n";
+    size_t barriers = 0;
+    for (const StepInfo& s : steps()) {
+        barriers += s.barrier;
+        o << (s.barrier ? "  | " : "    ") << s.op_type << " '" << s.name << "': " << s.detail << "\n";
+    }
+    const SessionMemory& m = impl_->memory;
+    o << impl_->steps.size() << " steps, " << barriers << " barriers (marked |); arena " << m.arena
+      << " bytes for " << m.transients << " transients (peak live " << m.peak_live << ", without reuse "
+      << m.unshared << "); constants " << m.constants << " bytes\n";
+    return o.str();
+}
+
+void Session::record_range(gpu::CommandBuffer& cmd, const Bindings& b, size_t first, size_t end,
+                           gpu::Profiler* profiler) const {
+    const Impl& im = *impl_;
+    // Which bindings the steps in [first, end) use: only those must be bound.
+    std::vector<char> used_in(im.inputs.size(), 0), used_out(im.outputs.size(), 0);
+    for (size_t s = first; s < end; ++s)
+        for (auto* refs : {&im.steps[s].in, &im.steps[s].out})
+            for (const Ref& r : *refs) {
+                if (r.kind == Ref::Kind::Input) used_in[r.id] = 1;
+                if (r.kind == Ref::Kind::Output) used_out[r.id] = 1;
+            }
+    auto check = [&](std::span<const gpu::Tensor> given, const std::vector<TensorInfo>& want,
+                     const std::vector<char>& used, const char* what) {
+        if (given.size() != want.size())
+            throw Error(ErrorCode::InvalidArgument, "Session::record: " + std::to_string(given.size()) + " " +
+                                                        what + " tensors bound, the model has " +
+                                                        std::to_string(want.size()));
+        for (size_t i = 0; i < given.size(); ++i) {
+            if (!used[i] && !given[i]) continue;
+            if (!given[i] || given[i].shape() != want[i].shape || given[i].dtype() != want[i].storage ||
+                !given[i].contiguous())
+                throw Error(ErrorCode::InvalidArgument,
+                            std::string("Session::record: ") + what + " '" + want[i].name +
+                                "' must be a contiguous " + gpu::dtype_name(want[i].storage) +
+                                want[i].shape.str() + " tensor" +
+                                (given[i] ? std::string(", is ") + gpu::dtype_name(given[i].dtype()) +
+                                                given[i].shape().str()
+                                          : std::string(", none is bound")));
+        }
+    };
+    check(b.inputs, im.inputs, used_in, "input");
+    check(b.outputs, im.outputs, used_out, "output");
+    auto bound = [&](const Ref& r, const gpu::Tensor& t) -> gpu::Tensor {
+        if (r.kind == Ref::Kind::Input || r.kind == Ref::Kind::Output) {
+            const gpu::Tensor& base = r.kind == Ref::Kind::Input ? b.inputs[r.id] : b.outputs[r.id];
+            return base.shape() == r.shape ? base : base.reshape(r.shape);
+        }
+        return t;
+    };
+    std::vector<gpu::Tensor> in, out;
+    // The first barrier orders this record after earlier work of the session on the queue (the
+    // arena is reused between records).
+    gpu::barrier::compute_to_compute(cmd);
+    for (size_t s = first; s < end; ++s) {
+        const Step& st = im.steps[s];
+        if (s != first && st.barrier) gpu::barrier::compute_to_compute(cmd);
+        in.clear();
+        out.clear();
+        for (size_t k = 0; k < st.in.size(); ++k) in.push_back(bound(st.in[k], st.in_t[k]));
+        for (size_t k = 0; k < st.out.size(); ++k) out.push_back(bound(st.out[k], st.out_t[k]));
+        const bool timed = profiler && profiler->begin(cmd, st.name + " (" + st.op_type + ")");
+        st.op->record(cmd, in, out, st.scratch_range);
+        if (timed) profiler->end(cmd);
+    }
+}
+
+void Session::record(gpu::CommandBuffer& cmd, const Bindings& bindings, gpu::Profiler* profiler) const {
+    record_range(cmd, bindings, 0, impl_->steps.size(), profiler);
+}
+
+void SessionChunk::record(gpu::CommandBuffer& cmd, const Bindings& bindings, gpu::Profiler* profiler) const {
+    session_->record_range(cmd, bindings, first_, end_, profiler);
+}
+
+std::vector<SessionChunk> Session::split(size_t n) const {
+    const auto& steps = impl_->steps;
+    n = std::max<size_t>(1, std::min(n, std::max<size_t>(steps.size(), 1)));
+    double total = 0;
+    for (const Step& s : steps) total += s.cost;
+    std::vector<size_t> bounds = {0};
+    double acc = 0;
+    for (size_t s = 0; s < steps.size(); ++s) {
+        acc += steps[s].cost;
+        const size_t made = bounds.size(); // chunks begun so far
+        const size_t left_steps = steps.size() - (s + 1);
+        if (made < n && s + 1 < steps.size() &&
+            acc >= total * static_cast<double>(made) / static_cast<double>(n) && left_steps >= n - made)
+            bounds.push_back(s + 1);
+    }
+    // Too few cuts (cost concentrated at the end): cut the remaining steps evenly.
+    while (bounds.size() < n) {
+        const size_t last = bounds.back();
+        const size_t remaining = steps.size() - last, want = n - bounds.size() + 1;
+        bounds.push_back(last + std::max<size_t>(1, remaining / want));
+    }
+    bounds.push_back(steps.size());
+    std::vector<SessionChunk> chunks;
+    for (size_t c = 0; c + 1 < bounds.size(); ++c) {
+        SessionChunk ch;
+        ch.session_ = this;
+        ch.first_ = bounds[c];
+        ch.end_ = bounds[c + 1];
+        std::set<size_t> ins, outs;
+        for (size_t s = ch.first_; s < ch.end_; ++s) {
+            ch.cost_ += steps[s].cost;
+            for (const Ref& r : steps[s].in) {
+                if (r.kind == Ref::Kind::Input) ins.insert(r.id);
+                if (r.kind == Ref::Kind::Output) outs.insert(r.id); // read back in place: declared written
+            }
+            for (const Ref& r : steps[s].out)
+                if (r.kind == Ref::Kind::Output) outs.insert(r.id);
+        }
+        ch.inputs_.assign(ins.begin(), ins.end());
+        ch.outputs_.assign(outs.begin(), outs.end());
+        chunks.push_back(std::move(ch));
+    }
+    return chunks;
+}
+
+std::vector<gpu::Tensor>& Session::Impl::ensure_io(bool input_side) {
+    auto& v = input_side ? io_inputs : io_outputs;
+    const auto& infos = input_side ? inputs : outputs;
+    if (v.empty())
+        for (const TensorInfo& t : infos)
+            v.emplace_back(device, t.shape, t.storage,
+                           std::string(input_side ? "input " : "output ") + t.name);
+    return v;
+}
+
+namespace {
+
+void upload_inputs(gpu::Device& device, const std::vector<TensorInfo>& infos,
+                   std::span<const TensorData> data, const std::vector<gpu::Tensor>& tensors,
+                   const std::string& source) {
+    if (data.size() != infos.size())
+        throw Error(ErrorCode::InvalidArgument, "'" + source + "': " + std::to_string(data.size()) +
+                                                    " inputs given, the model takes " +
+                                                    std::to_string(infos.size()));
+    for (size_t i = 0; i < infos.size(); ++i) {
+        const TensorInfo& t = infos[i];
+        const std::vector<int64_t> want(t.shape.dims().begin(), t.shape.dims().end());
+        if (data[i].dtype() != t.dtype || data[i].dims() != want)
+            throw Error(ErrorCode::InvalidArgument, "'" + source + "': input '" + t.name + "' must be " +
+                                                        graph::dtype_name(t.dtype) + t.shape.str() +
+                                                        ", got " + graph::describe(data[i]));
+        gpu::upload_raw(device, tensors[i], data[i].bytes());
+    }
+}
+
+} // namespace
+
+std::vector<TensorData> Session::run(std::span<const TensorData> inputs) {
+    Impl& im = *impl_;
+    const auto& ins = im.ensure_io(true);
+    const auto& outs = im.ensure_io(false);
+    upload_inputs(im.device, im.inputs, inputs, ins, im.graph.source);
+    im.device.run_now(im.options.queue, [&](gpu::CommandBuffer& cmd) {
+        record(cmd, {ins, outs});
+        gpu::barrier::compute_to_transfer(cmd);
+    });
+    std::vector<TensorData> result;
+    for (size_t j = 0; j < outs.size(); ++j) {
+        const TensorInfo& t = im.outputs[j];
+        result.emplace_back(t.dtype, std::vector<int64_t>(t.shape.dims().begin(), t.shape.dims().end()),
+                            gpu::download_raw(im.device, outs[j]));
+    }
+    return result;
+}
+
+std::map<std::string, TensorData> Session::run(const std::map<std::string, TensorData>& named) {
+    std::vector<TensorData> in;
+    for (const TensorInfo& t : impl_->inputs) {
+        auto it = named.find(t.name);
+        if (it == named.end())
+            throw Error(ErrorCode::InvalidArgument,
+                        "'" + impl_->graph.source + "': no data given for input '" + t.name + "'");
+        in.push_back(it->second);
+    }
+    for (const auto& [name, data] : named) (void)input_index(name); // names a typo
+    auto out = run(in);
+    std::map<std::string, TensorData> result;
+    for (size_t j = 0; j < out.size(); ++j) result.emplace(impl_->outputs[j].name, std::move(out[j]));
+    return result;
+}
+
+SessionProfile Session::profile(std::span<const TensorData> inputs) {
+    Impl& im = *impl_;
+    gpu::Profiler profiler(im.device, static_cast<uint32_t>(im.steps.size() + 1));
+    if (!profiler.supported())
+        throw Error(ErrorCode::Unsupported,
+                    im.device.caps().device_name + " has no timestamps for compute: cannot profile");
+    const auto& ins = im.ensure_io(true);
+    const auto& outs = im.ensure_io(false);
+    upload_inputs(im.device, im.inputs, inputs, ins, im.graph.source);
+    im.device.run_now(im.options.queue, [&](gpu::CommandBuffer& cmd) {
+        profiler.reset(cmd);
+        record(cmd, {ins, outs}, &profiler);
+    });
+    SessionProfile p;
+    p.records = profiler.results();
+    for (const Step& s : im.steps) p.op_types.push_back(s.op_type);
+    p.op_types.resize(p.records.size());
+    for (const auto& r : p.records) p.total_us = std::max(p.total_us, r.start_us + r.duration_us);
+    return p;
+}
+
+std::string SessionProfile::table() const {
+    std::string s = gpu::timing_table(records);
+    std::map<std::string, std::pair<int, double>> by_type;
+    double sum = 0;
+    for (size_t i = 0; i < records.size(); ++i) {
+        auto& e = by_type[i < op_types.size() ? op_types[i] : "?"];
+        ++e.first;
+        e.second += records[i].duration_us;
+        sum += records[i].duration_us;
+    }
+    std::vector<std::pair<std::string, std::pair<int, double>>> rows(by_type.begin(), by_type.end());
+    std::sort(rows.begin(), rows.end(),
+              [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
+    char line[160];
+    s += "\nby op type:\n";
+    for (const auto& [type, e] : rows) {
+        std::snprintf(line, sizeof line, "  %-24s %5d steps %12.3f ms %6.1f%%\n", type.c_str(), e.first,
+                      e.second / 1000, sum > 0 ? 100.0 * e.second / sum : 0.0);
+        s += line;
+    }
+    std::snprintf(line, sizeof line, "total: %.3f ms of GPU time over %.3f ms\n", sum / 1000,
+                  total_us / 1000);
+    return s + line;
+}
+
+std::string SessionProfile::chrome_trace() const {
+    return gpu::chrome_trace_json(records);
+}
+
+} // namespace vkml

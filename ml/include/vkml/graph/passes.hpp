@@ -1,0 +1,73 @@
+#pragma once
+// The graph passes a Session runs before lowering, public so tools and tests can run them one by
+// one and look at the graph in between (graph::dump):
+//
+//   prune               drop nodes no graph output depends on
+//   fix_input_shapes    free-dimension overrides and input shapes: every input static
+//   infer_and_fold      static shapes and dtypes for every value, by creating each node's operator
+//                       in topological order and reading its outputs(); nodes whose inputs are all
+//                       constants (and Shape/Size of static shapes) are evaluated on the host in
+//                       double / int64 and become constants, so shape-computation subgraphs (a
+//                       TF.js Resize's sizes, an exported Reshape's target) disappear
+//   fuse                Conv+BatchNormalization (folded into the weights on the host), Pad into
+//                       Conv pads, Conv + Add as the Conv's residual input, and a following
+//                       activation into the op that produces its input
+//
+// Fused nodes keep their ONNX op type and carry vkml attributes the lowering reads:
+//   vkml_activation (string: Relu, LeakyRelu, Clip, Sigmoid, HardSigmoid, HardSwish, Tanh, Elu,
+//   Gelu, Mish), vkml_activation_alpha, vkml_activation_beta (floats, ONNX parameter meanings);
+//   vkml_residual = 1 on a Conv whose fourth input is the residual; vkml_fused (strings): the
+//   names of the nodes merged into it.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "vkml/gpu/device.hpp"
+#include "vkml/gpu/tensor.hpp"
+#include "vkml/graph/graph.hpp"
+
+namespace vkml::graph {
+
+// Removes nodes whose outputs reach no graph output; returns how many.
+size_t prune(Graph& graph);
+
+// Applies free-dimension overrides and whole input shapes, then checks every graph input is
+// static (the error lists the free dimensions left and how to set them).
+void fix_input_shapes(Graph& graph, const std::map<std::string, int64_t, std::less<>>& free_dims,
+                      const std::map<std::string, std::vector<int64_t>, std::less<>>& input_shapes);
+
+// Whether the host evaluator can compute `node` (op type and domain; inputs not checked).
+bool host_evaluable(const Node& node);
+// Computes the outputs of `node` on the host, given its inputs (nullptr for absent optional
+// inputs) and, for Shape and Size, the input shapes. Throws naming the node when it cannot.
+std::vector<TensorData> host_evaluate(const Graph& graph, const Node& node,
+                                      const std::vector<const TensorData*>& inputs,
+                                      const std::vector<std::vector<int64_t>>& input_shapes);
+
+// The float storage dtype each node gets (precision policy), used to create the probe operators.
+using FloatPolicy = std::function<gpu::DType(const Node&)>;
+
+struct InferStats {
+    size_t folded = 0;   // nodes evaluated on the host
+    size_t inferred = 0; // nodes whose outputs got shapes from their operator
+};
+// Static shapes and dtypes everywhere, folding what the host can compute (see above). Graph
+// outputs whose declared static shape disagrees with the inferred one are an error.
+InferStats infer_and_fold(Graph& graph, gpu::Device& device, const FloatPolicy& float_dtype);
+
+struct FusionOptions {
+    bool conv_batchnorm = true;
+    bool pad_into_conv = true;
+    bool residual = true;
+    bool activation = true;
+};
+struct FusionReport {
+    size_t conv_batchnorm = 0, pad_into_conv = 0, residual = 0, activation = 0;
+    size_t total() const { return conv_batchnorm + pad_into_conv + residual + activation; }
+};
+// Needs static shapes (infer_and_fold) for the residual fusion; the others need constants only.
+FusionReport fuse(Graph& graph, const FusionOptions& options = {});
+
+} // namespace vkml::graph

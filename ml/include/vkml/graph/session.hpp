@@ -1,0 +1,180 @@
+#pragma once
+// vkml::Session runs a model graph on a device: it prepares the graph (host constant folding,
+// static shapes, fusions), lowers every node to an ops:: operator created once for its fixed shapes,
+// plans one arena of transient memory by liveness, and then records the whole model, or chunks of
+// it, into any command buffer as often as wanted.
+//
+//   auto graph = vkml::import::load_model("model.onnx");
+//   vkml::Session session(device, graph, {.free_dims = {{"height", 64}, {"width", 64}}});
+//   auto outputs = session.run({input});                       // host in, host out (blocking)
+//   session.record(cmd, {inputs, outputs});                    // or into the caller's frame
+//
+// Data types: float tensors are stored as f16 where the device has 16-bit storage (arithmetic in
+// f32 inside the kernels), unless SessionOptions::fp32 or a per-node override says f32. The
+// session's inputs and outputs keep the model's dtypes; conversions happen inside the session.
+//
+// Synchronization: record() puts barriers between dependent ops and one at its start (so an
+// earlier record of the same session, on the same queue, is finished with the arena). The caller
+// orders its own writes of the input tensors before, and its reads of the outputs after, as with
+// single ops (gpu::barrier). The arena belongs to the session, so two records of one session must
+// not run at the same time (e.g. on two queues).
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "vkml/gpu/command.hpp"
+#include "vkml/gpu/device.hpp"
+#include "vkml/gpu/profiler.hpp"
+#include "vkml/gpu/tensor.hpp"
+#include "vkml/graph/graph.hpp"
+
+namespace vkml {
+
+enum class Precision : uint8_t {
+    Auto, // f16 storage where the device has it (and SessionOptions::fp32 is off), else f32
+    F32,
+    F16, // f16 storage even when SessionOptions::fp32 is on (falls back to f32 without storage16)
+};
+
+struct SessionOptions {
+    // Store every float tensor as f32 (full precision; reference runs, conformance tests).
+    bool fp32 = false;
+    // Per-node precision, keyed by node name or by op type ("Softmax"); a node name wins over its
+    // op type. A node whose float dtype differs from its neighbours' gets conversions around it.
+    std::map<std::string, Precision, std::less<>> precision;
+    // Sizes for the model's free dimensions (like ONNX Runtime's AddFreeDimensionOverrideByName).
+    std::map<std::string, int64_t, std::less<>> free_dims;
+    // Whole input shapes by input name; fixes free dimensions (named or anonymous) too.
+    std::map<std::string, std::vector<int64_t>, std::less<>> input_shapes;
+    // Values for inputs that parameterize the model rather than carry data (a Reshape's target,
+    // a Resize's scales, a TopK's K fed as graph inputs): they become constants at creation, as
+    // vkml's operators need, and leave the session's inputs().
+    std::map<std::string, graph::TensorData, std::less<>> constant_inputs;
+    // The graph passes before lowering (see vkml/graph/passes.hpp); off for comparisons.
+    bool fuse = true;
+    // The queue run() and profile() submit to.
+    gpu::QueueRole queue = gpu::QueueRole::Compute;
+};
+
+// One of the session's inputs or outputs, with the model's dtype and the static shape it got.
+struct TensorInfo {
+    std::string name;
+    graph::DType dtype = graph::DType::f32; // the model's (bool is stored as u8)
+    gpu::DType storage = gpu::DType::f32;   // the gpu::Tensor dtype to bind
+    gpu::Shape shape;
+};
+
+// The tensors of one record(): one per session input and output, in the order of inputs() and
+// outputs(), contiguous, with their shapes and storage dtypes, at offsets aligned to the device's
+// minStorageBufferOffsetAlignment, and no output overlapping an input or another output. A chunk
+// (split()) needs only the ones it reads and writes; the others may be empty tensors.
+struct Bindings {
+    std::span<const gpu::Tensor> inputs;
+    std::span<const gpu::Tensor> outputs;
+};
+
+// Memory the session holds, in bytes.
+struct SessionMemory {
+    uint64_t arena = 0;      // the transient arena (intermediate values and op scratch)
+    uint64_t peak_live = 0;  // the most bytes live at one step: the arena's lower bound
+    uint64_t unshared = 0;   // what the transients would need without reuse
+    uint64_t constants = 0;  // weights and other constants on the device
+    uint64_t transients = 0; // number of transient tensors planned
+};
+
+// One row of describe_steps()/profiles: what a recorded step runs.
+struct StepInfo {
+    std::string name;     // the node's name (fused nodes: "conv1+relu1"), or the value converted
+    std::string op_type;  // the op's type, e.g. "Conv", "Cast"
+    std::string detail;   // e.g. "f16[1, 64, 32, 32] -> f16[1, 64, 32, 32]"
+    bool barrier = false; // a barrier is recorded before it
+};
+
+class Session;
+
+// A contiguous run of a session's steps, recordable on its own (Session::split), so a frame graph
+// can interleave a model with rendering. Chunks must be recorded in order, each after the previous
+// one's work is visible (record() starts with a barrier; across queues, the frame graph's
+// semaphores). A chunk is a view: the session must outlive it.
+class SessionChunk {
+public:
+    void record(gpu::CommandBuffer& cmd, const Bindings& bindings, gpu::Profiler* profiler = nullptr) const;
+    size_t first_step() const { return first_; }
+    size_t end_step() const { return end_; }
+    // Which session inputs the chunk reads and outputs it writes (to declare to a frame graph).
+    const std::vector<size_t>& inputs_read() const { return inputs_; }
+    const std::vector<size_t>& outputs_written() const { return outputs_; }
+    double cost() const { return cost_; } // estimated work, in the units split() balances
+
+private:
+    friend class Session;
+    const Session* session_ = nullptr;
+    size_t first_ = 0, end_ = 0;
+    std::vector<size_t> inputs_, outputs_;
+    double cost_ = 0;
+};
+
+// Per-step GPU times of one run.
+struct SessionProfile {
+    std::vector<gpu::TimingRecord> records; // one per step, in recording order
+    std::vector<std::string> op_types;      // the op type of each record
+    double total_us = 0;                    // first start to last end
+    std::string table() const;              // gpu::timing_table, plus a per-op-type summary
+    std::string chrome_trace() const;       // gpu::chrome_trace_json
+};
+
+class Session {
+public:
+    // Prepares and lowers `graph` (a copy; the caller's graph is not changed). Throws vkml::Error
+    // naming the file, the node and its op for anything vkml cannot run, at creation.
+    Session(gpu::Device& device, const graph::Graph& graph, const SessionOptions& options = {});
+    ~Session();
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+
+    const std::vector<TensorInfo>& inputs() const;
+    const std::vector<TensorInfo>& outputs() const;
+    // Index of the input/output named `name`; throws naming the known names when absent.
+    size_t input_index(std::string_view name) const;
+    size_t output_index(std::string_view name) const;
+
+    // Convenience: uploads, records into a fresh command buffer, submits to options.queue, waits
+    // and downloads. Inputs in the order of inputs(), with the model's dtypes and the inputs'
+    // shapes (checked). The session keeps its I/O tensors between calls.
+    std::vector<graph::TensorData> run(std::span<const graph::TensorData> inputs);
+    std::map<std::string, graph::TensorData> run(const std::map<std::string, graph::TensorData>& inputs);
+
+    // Records the whole model into `cmd`. With a profiler, each step is one timestamp scope (the
+    // caller resets the profiler and reads it after the work completes).
+    void record(gpu::CommandBuffer& cmd, const Bindings& bindings, gpu::Profiler* profiler = nullptr) const;
+
+    // Up to `n` chunks of about equal estimated work (fewer when there are fewer steps).
+    std::vector<SessionChunk> split(size_t n) const;
+    // The arena the steps pass intermediate values through (null when there are none). A frame
+    // graph imports it and declares every chunk's pass as reading and writing it, which orders
+    // the chunks and puts the barriers between them.
+    const std::shared_ptr<gpu::Buffer>& arena() const;
+
+    // Runs once with a timestamp around every step (needs device timestamps: Unsupported otherwise).
+    SessionProfile profile(std::span<const graph::TensorData> inputs);
+
+    // The graph as lowered: folded, fused, with static shapes (for dumps and tests).
+    const graph::Graph& graph() const;
+    std::vector<StepInfo> steps() const;
+    SessionMemory memory() const;
+    // Human-readable summary: inputs, outputs, steps, memory.
+    std::string describe() const;
+
+    struct Impl;
+
+private:
+    friend class SessionChunk;
+    void record_range(gpu::CommandBuffer& cmd, const Bindings& bindings, size_t first, size_t end,
+                      gpu::Profiler* profiler) const;
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace vkml

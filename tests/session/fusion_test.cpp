@@ -1,0 +1,249 @@
+// Each fusion on a small graph: the graph before and after fuse() (op counts, attributes), and the
+// session with fusion on and off computing the same numbers in f32. Plus the cases that must not
+// fuse.
+#include <gtest/gtest.h>
+
+#include "session/session_util.hpp"
+#include "vkml/graph/passes.hpp"
+#include "vkml/import/model.hpp"
+
+using namespace vkml;
+using namespace vkml::test;
+using graph::Node;
+
+namespace {
+
+class FusionTest : public GpuTest {
+protected:
+    // The graph with static shapes and folded constants, ready for fuse().
+    Graph inferred(Graph g) {
+        graph::infer_and_fold(g, dev(), [](const Node&) { return gpu::DType::f32; });
+        return g;
+    }
+    // Runs `g` with and without fusion in f32 on the same random inputs; returns the largest
+    // relative difference over the outputs.
+    double fused_vs_unfused(const Graph& g, uint32_t seed = 1) {
+        std::vector<TensorData> in;
+        for (ValueId v : g.inputs()) {
+            const auto sizes = *g.value(v).shape->sizes();
+            in.push_back(rand_tensor(sizes, seed++));
+        }
+        Session fused(dev(), g, {.fp32 = true});
+        Session plain(dev(), g, {.fp32 = true, .fuse = false});
+        const auto a = fused.run(in), b = plain.run(in);
+        double worst = 0;
+        for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, max_rel_diff(a[i], b[i]));
+        return worst;
+    }
+    const Node& only(const Graph& g, const std::string& op) {
+        const Node* found = nullptr;
+        for (const Node& n : g.nodes())
+            if (n.op_type == op) {
+                EXPECT_EQ(found, nullptr) << "two " << op << " nodes";
+                found = &n;
+            }
+        if (!found) throw std::runtime_error("no " + op + " node in\n" + graph::dump(g));
+        return *found;
+    }
+};
+
+ValueId conv(Graph& g, ValueId x, int64_t cin, int64_t cout, const std::string& name, uint32_t seed,
+             std::vector<int64_t> pads = {1, 1, 1, 1}, bool bias = true) {
+    const ValueId w = g.add_constant(name + "/w", rand_tensor({cout, cin, 3, 3}, seed));
+    std::vector<ValueId> in = {x, w};
+    if (bias) in.push_back(g.add_constant(name + "/b", rand_tensor({cout}, seed + 1)));
+    return node(g, "Conv", in, name, {{"pads", pads}, {"kernel_shape", std::vector<int64_t>{3, 3}}});
+}
+
+} // namespace
+
+TEST_F(FusionTest, ConvBatchNormFoldsIntoWeights) {
+    for (bool bias : {true, false}) {
+        Graph g = new_graph("conv_bn");
+        const ValueId x = input(g, "x", {1, 3, 7, 6});
+        const ValueId c = conv(g, x, 3, 4, "conv", 3, {1, 1, 1, 1}, bias);
+        const ValueId bn =
+            node(g, "BatchNormalization",
+                 {c, g.add_constant("s", rand_tensor({4}, 4, 0.5f, 2.f)),
+                  g.add_constant("bb", rand_tensor({4}, 5)), g.add_constant("m", rand_tensor({4}, 6)),
+                  g.add_constant("v", rand_tensor({4}, 7, 0.1f, 2.f))},
+                 "bn", {{"epsilon", 1e-3f}});
+        g.outputs().push_back(bn);
+        Graph f = inferred(g);
+        const auto report = graph::fuse(f);
+        EXPECT_EQ(report.conv_batchnorm, 1u);
+        EXPECT_EQ(graph::op_histogram(f), (std::map<std::string, int>{{"Conv", 1}})) << graph::dump(f);
+        const Node& n = only(f, "Conv");
+        EXPECT_EQ(n.inputs.size(), 3u); // a bias appears when the Conv had none
+        EXPECT_EQ(f.value(n.outputs[0]).name, "bn");
+        EXPECT_EQ(n.get_strings("vkml_fused"), std::vector<std::string>{"bn"});
+        EXPECT_LE(fused_vs_unfused(g), 1e-5) << (bias ? "with bias" : "without bias");
+    }
+}
+
+TEST_F(FusionTest, ActivationsFuseIntoConvGemmAndNorms) {
+    struct Case {
+        std::string op;
+        std::vector<std::pair<std::string, graph::Attribute>> attrs;
+        std::string kind;
+        float alpha, beta;
+    };
+    const Case cases[] = {{"Relu", {}, "Relu", 0, 0},
+                          {"LeakyRelu", {{"alpha", 0.2f}}, "LeakyRelu", 0.2f, 0},
+                          {"Sigmoid", {}, "Sigmoid", 0, 0},
+                          {"HardSwish", {}, "HardSwish", 0, 0},
+                          {"HardSigmoid", {}, "HardSigmoid", 0.2f, 0.5f},
+                          {"Tanh", {}, "Tanh", 0, 0},
+                          {"Elu", {{"alpha", 0.7f}}, "Elu", 0.7f, 0},
+                          {"Clip", {}, "Clip", 0.f, 6.f}};
+    for (const Case& c : cases) {
+        for (const std::string producer : {"Conv", "Gemm", "InstanceNormalization", "Add"}) {
+            Graph g = new_graph("act");
+            ValueId y;
+            if (producer == "Conv") {
+                y = conv(g, input(g, "x", {1, 2, 5, 5}), 2, 3, "p", 10);
+            } else if (producer == "Gemm") {
+                const ValueId a = input(g, "x", {3, 5});
+                y = node(g, "Gemm",
+                         {a, g.add_constant("b", rand_tensor({4, 5}, 11)),
+                          g.add_constant("c", rand_tensor({4}, 12))},
+                         "p", {{"transB", int64_t{1}}});
+            } else if (producer == "InstanceNormalization") {
+                y = node(g, "InstanceNormalization",
+                         {input(g, "x", {1, 3, 4, 4}), g.add_constant("s", rand_tensor({3}, 13)),
+                          g.add_constant("b", rand_tensor({3}, 14))},
+                         "p");
+            } else {
+                y = node(g, "Add", {input(g, "x", {2, 3}), input(g, "z", {2, 3})}, "p");
+            }
+            std::vector<ValueId> act_in = {y};
+            if (c.op == "Clip") {
+                act_in.push_back(g.add_constant("lo", TensorData::scalar(0.f)));
+                act_in.push_back(g.add_constant("hi", TensorData::scalar(6.f)));
+            }
+            g.outputs().push_back(node(g, c.op, act_in, "act", c.attrs));
+            Graph f = inferred(g);
+            EXPECT_EQ(graph::fuse(f).activation, 1u) << c.op << " after " << producer;
+            EXPECT_EQ(f.nodes().size(), 1u) << graph::dump(f);
+            const Node& n = f.nodes()[0];
+            EXPECT_EQ(n.op_type, producer);
+            EXPECT_EQ(n.get_string("vkml_activation", ""), c.kind);
+            EXPECT_FLOAT_EQ(n.get_float("vkml_activation_alpha", -1), c.alpha);
+            EXPECT_FLOAT_EQ(n.get_float("vkml_activation_beta", -1), c.beta);
+            EXPECT_LE(fused_vs_unfused(g), 1e-5) << c.op << " after " << producer;
+        }
+    }
+}
+
+TEST_F(FusionTest, ResidualAddThenActivation) {
+    // x -> Conv -> Add(skip) -> Relu: one Conv with the residual and the Relu.
+    Graph g = new_graph("residual");
+    const ValueId x = input(g, "x", {1, 3, 6, 5});
+    const ValueId skip = input(g, "skip", {1, 4, 6, 5});
+    const ValueId c = conv(g, x, 3, 4, "conv", 20);
+    const ValueId sum = node(g, "Add", {skip, c}, "add"); // the Conv on either side
+    g.outputs().push_back(node(g, "Relu", {sum}, "relu"));
+    Graph f = inferred(g);
+    const auto r = graph::fuse(f);
+    EXPECT_EQ(r.residual, 1u);
+    EXPECT_EQ(r.activation, 1u);
+    ASSERT_EQ(f.nodes().size(), 1u) << graph::dump(f);
+    const Node& n = f.nodes()[0];
+    EXPECT_EQ(n.get_int("vkml_residual", 0), 1);
+    ASSERT_EQ(n.inputs.size(), 4u);
+    EXPECT_EQ(f.value(n.inputs[3]).name, "skip");
+    EXPECT_EQ(n.get_string("vkml_activation", ""), "Relu");
+    EXPECT_EQ(n.get_strings("vkml_fused"), (std::vector<std::string>{"add", "relu"}));
+    EXPECT_LE(fused_vs_unfused(g), 1e-5);
+}
+
+TEST_F(FusionTest, WhatMustNotFuse) {
+    {
+        // The Conv's output is read twice: the Add cannot take it over.
+        Graph g = new_graph("shared");
+        const ValueId x = input(g, "x", {1, 2, 4, 4});
+        const ValueId c = conv(g, x, 2, 2, "conv", 30);
+        const ValueId a = node(g, "Add", {c, x}, "add");
+        g.outputs().push_back(node(g, "Mul", {a, c}, "mul"));
+        Graph f = inferred(g);
+        const auto r = graph::fuse(f);
+        EXPECT_EQ(r.residual, 0u);
+        EXPECT_EQ(graph::op_histogram(f).at("Add"), 1);
+        EXPECT_LE(fused_vs_unfused(g), 1e-5);
+    }
+    {
+        // A broadcast operand ([1,C,1,1] bias-like) is no residual.
+        Graph g = new_graph("broadcast");
+        const ValueId x = input(g, "x", {1, 2, 4, 4});
+        const ValueId c = conv(g, x, 2, 3, "conv", 31);
+        g.outputs().push_back(node(g, "Add", {c, g.add_constant("k", rand_tensor({1, 3, 1, 1}, 32))}, "add"));
+        Graph f = inferred(g);
+        EXPECT_EQ(graph::fuse(f).residual, 0u);
+        EXPECT_LE(fused_vs_unfused(g), 1e-5);
+    }
+    {
+        // Conv -> Relu -> Add: the Conv applies its activation after the residual, so only the
+        // Relu fuses.
+        Graph g = new_graph("order");
+        const ValueId x = input(g, "x", {1, 2, 4, 4});
+        const ValueId c = conv(g, x, 2, 2, "conv", 33);
+        const ValueId r = node(g, "Relu", {c}, "relu");
+        g.outputs().push_back(node(g, "Add", {r, x}, "add"));
+        Graph f = inferred(g);
+        const auto rep = graph::fuse(f);
+        EXPECT_EQ(rep.residual, 0u);
+        EXPECT_EQ(rep.activation, 1u);
+        EXPECT_LE(fused_vs_unfused(g), 1e-5);
+    }
+    {
+        // A graph output in the middle keeps its producer's output.
+        Graph g = new_graph("visible");
+        const ValueId x = input(g, "x", {1, 2, 4, 4});
+        const ValueId c = conv(g, x, 2, 2, "conv", 34);
+        g.outputs().push_back(c);
+        g.outputs().push_back(node(g, "Relu", {c}, "relu"));
+        Graph f = inferred(g);
+        EXPECT_EQ(graph::fuse(f).total(), 0u);
+        EXPECT_LE(fused_vs_unfused(g), 1e-5);
+    }
+    {
+        // Reflect padding is not the Conv's zero padding.
+        Graph g = new_graph("reflect");
+        const ValueId x = input(g, "x", {1, 2, 5, 5});
+        const ValueId p = node(g, "Pad", {x, g.add_constant("pads", ints({0, 0, 1, 1, 0, 0, 1, 1}))}, "pad",
+                               {{"mode", "reflect"}});
+        g.outputs().push_back(conv(g, p, 2, 2, "conv", 35, {0, 0, 0, 0}));
+        Graph f = inferred(g);
+        EXPECT_EQ(graph::fuse(f).pad_into_conv, 0u);
+        EXPECT_LE(fused_vs_unfused(g), 1e-5);
+    }
+}
+
+TEST_F(FusionTest, PadFoldsIntoConvPads) {
+    Graph g = new_graph("pad_conv");
+    const ValueId x = input(g, "x", {1, 2, 5, 7});
+    // Asymmetric spatial pads [top 1, left 2, bottom 0, right 1] on top of the Conv's own 1s.
+    const ValueId p = node(g, "Pad", {x, g.add_constant("pads", ints({0, 0, 1, 2, 0, 0, 0, 1}))}, "pad");
+    g.outputs().push_back(conv(g, p, 2, 3, "conv", 40));
+    Graph f = inferred(g);
+    EXPECT_EQ(graph::fuse(f).pad_into_conv, 1u);
+    EXPECT_EQ(graph::op_histogram(f), (std::map<std::string, int>{{"Conv", 1}})) << graph::dump(f);
+    EXPECT_EQ(only(f, "Conv").get_ints("pads"), (std::vector<int64_t>{2, 3, 1, 2}));
+    EXPECT_EQ(f.value(only(f, "Conv").inputs[0]).name, "x");
+    EXPECT_LE(fused_vs_unfused(g), 1e-5);
+}
+
+// On a real model: esrgan-slim's Conv+Relu pairs fuse, and the fused session still matches the
+// unfused one (the golden-image test checks the result itself).
+TEST_F(FusionTest, EsrganSlimFusesItsActivations) {
+    const auto model = model_cache() / "esrgan-slim/models/x2/model.json";
+    VKML_REQUIRE_FILE(model, "run tools/fetch-models (or set VKML_MODELS)");
+    Graph g = import::load_model(model);
+    const std::string in = g.value(g.inputs()[0]).name;
+    Session s(dev(), g, {.fp32 = true, .input_shapes = {{in, {1, 3, 12, 10}}}});
+    const auto h = graph::op_histogram(s.graph());
+    EXPECT_EQ(h.count("Relu"), 0u) << graph::dump(s.graph());
+    EXPECT_EQ(h.at("Conv"), 12);
+    // The caller's graph is unchanged.
+    EXPECT_EQ(graph::op_histogram(g).at("Relu"), 4);
+}

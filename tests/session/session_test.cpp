@@ -1,0 +1,376 @@
+// Session on small graphs built in code: lowering against CPU references, views, host folding of
+// shape subgraphs, precision boundaries, errors at creation, caller command buffers and bindings,
+// split() chunks, profiling and the memory plan.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "json_check.hpp"
+#include "session/session_util.hpp"
+#include "vkml/graph/memory_plan.hpp"
+#include "vkml/graph/passes.hpp"
+
+using namespace vkml;
+using namespace vkml::test;
+
+namespace {
+
+class SessionTest : public GpuTest {};
+
+// Direct NCHW convolution, batch 1, stride 1, group 1, symmetric pads: the reference.
+std::vector<float> conv_ref(const std::vector<float>& x, int64_t c, int64_t h, int64_t w,
+                            const std::vector<float>& wt, const std::vector<float>& b, int64_t m, int64_t k,
+                            int64_t pad) {
+    const int64_t oh = h + 2 * pad - k + 1, ow = w + 2 * pad - k + 1;
+    std::vector<float> y(static_cast<size_t>(m * oh * ow));
+    for (int64_t o = 0; o < m; ++o)
+        for (int64_t yy = 0; yy < oh; ++yy)
+            for (int64_t xx = 0; xx < ow; ++xx) {
+                double acc = b.empty() ? 0.0 : b[static_cast<size_t>(o)];
+                for (int64_t ci = 0; ci < c; ++ci)
+                    for (int64_t ky = 0; ky < k; ++ky)
+                        for (int64_t kx = 0; kx < k; ++kx) {
+                            const int64_t iy = yy + ky - pad, ix = xx + kx - pad;
+                            if (iy < 0 || ix < 0 || iy >= h || ix >= w) continue;
+                            acc += static_cast<double>(
+                                       wt[static_cast<size_t>(((o * c + ci) * k + ky) * k + kx)]) *
+                                   x[static_cast<size_t>((ci * h + iy) * w + ix)];
+                        }
+                y[static_cast<size_t>((o * oh + yy) * ow + xx)] = static_cast<float>(acc);
+            }
+    return y;
+}
+
+// x [1,2,5,6] -> Conv 3x3 (pads 1, bias) -> Relu -> y
+Graph conv_relu_graph(TensorData& w, TensorData& b) {
+    Graph g = new_graph("conv_relu");
+    const ValueId x = input(g, "x", {1, 2, 5, 6});
+    w = rand_tensor({3, 2, 3, 3}, 11);
+    b = rand_tensor({3}, 12);
+    const ValueId wid = g.add_constant("w", w), bid = g.add_constant("b", b);
+    const ValueId c = node(g, "Conv", {x, wid, bid}, "conv", {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    g.outputs().push_back(node(g, "Relu", {c}, "y"));
+    return g;
+}
+
+} // namespace
+
+TEST_F(SessionTest, ConvReluMatchesTheCpuInF32AndF16) {
+    TensorData w, b;
+    const Graph g = conv_relu_graph(w, b);
+    const TensorData x = rand_tensor({1, 2, 5, 6}, 1);
+    auto want = conv_ref(x.to_floats(), 2, 5, 6, w.to_floats(), b.to_floats(), 3, 3, 1);
+    for (float& v : want) v = std::max(v, 0.f);
+    const TensorData expect = TensorData::from_floats({1, 3, 5, 6}, want);
+    for (bool fp32 : {true, false}) {
+        Session s(dev(), g, {.fp32 = fp32});
+        ASSERT_EQ(s.inputs().size(), 1u);
+        EXPECT_EQ(s.outputs()[0].shape, (gpu::Shape{1, 3, 5, 6}));
+        EXPECT_EQ(s.outputs()[0].dtype, DType::f32); // the model's dtype at the boundary, f16 inside
+        const auto out = s.run(std::vector<TensorData>{x});
+        ASSERT_EQ(out.size(), 1u);
+        EXPECT_EQ(out[0].dims(), (std::vector<int64_t>{1, 3, 5, 6}));
+        EXPECT_LE(max_rel_diff(out[0], expect), fp32 ? 1e-5 : 3e-3) << (fp32 ? "f32" : "f16");
+        // The Relu is fused into the Conv: one op (plus boundary casts in f16).
+        size_t convs = 0;
+        for (const auto& st : s.steps()) {
+            convs += st.op_type == "Conv";
+            EXPECT_NE(st.op_type, "Relu");
+        }
+        EXPECT_EQ(convs, 1u) << s.describe();
+        if (!fp32 && dev().caps().storage16) {
+            const auto steps = s.steps();
+            EXPECT_TRUE(std::any_of(steps.begin(), steps.end(), [](const StepInfo& st) {
+                return st.op_type == "Cast";
+            })) << s.describe();
+        }
+    }
+}
+
+TEST_F(SessionTest, ViewsRecordNoStepsAndShareMemory) {
+    Graph g = new_graph("views");
+    const ValueId x = input(g, "x", {2, 3, 4});
+    const ValueId r = node(g, "Reshape", {x, g.add_constant("shape", ints({6, 4}))}, "r");
+    const ValueId t = node(g, "Transpose", {r}, "t", {{"perm", std::vector<int64_t>{1, 0}}});
+    const ValueId u = node(g, "Unsqueeze", {t, g.add_constant("axes", ints({0}))}, "u");
+    const ValueId f = node(g, "Flatten", {u}, "f", {{"axis", int64_t{2}}});
+    g.outputs().push_back(f);
+    Session s(dev(), g, {.fp32 = true});
+    const auto steps = s.steps();
+    ASSERT_EQ(steps.size(), 1u) << s.describe(); // the Transpose, writing the output directly
+    EXPECT_EQ(steps[0].op_type, "Transpose");
+    EXPECT_EQ(s.outputs()[0].shape, (gpu::Shape{4, 6}));
+    const TensorData xd = rand_tensor({2, 3, 4}, 3);
+    const auto out = s.run(std::vector<TensorData>{xd});
+    const auto xv = xd.to_floats(), ov = out[0].to_floats();
+    for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 4; ++j)
+            EXPECT_EQ(ov[static_cast<size_t>(j * 6 + i)], xv[static_cast<size_t>(i * 4 + j)]);
+}
+
+// NanoDet-style: the Resize's sizes computed from the input's shape (Shape -> Slice -> Concat),
+// and a Reshape's target from Shape -> Gather -> Unsqueeze -> Concat: all folded on the host.
+TEST_F(SessionTest, ShapeSubgraphsFoldIntoConstants) {
+    Graph g = new_graph("shapes");
+    const ValueId x = input(g, "x", {1, 2, 3, 4});
+    const ValueId shape = node(g, "Shape", {x}, "shape");
+    const ValueId nc =
+        node(g, "Slice", {shape, g.add_constant("s0", ints({0})), g.add_constant("s1", ints({2}))}, "nc");
+    const ValueId sizes =
+        node(g, "Concat", {nc, g.add_constant("hw", ints({6, 8}))}, "sizes", {{"axis", int64_t{0}}});
+    const ValueId up = node(
+        g, "Resize", {x, graph::no_value, graph::no_value, sizes}, "up",
+        {{"mode", "nearest"}, {"coordinate_transformation_mode", "asymmetric"}, {"nearest_mode", "floor"}});
+    const ValueId batch = node(
+        g, "Gather", {shape, g.add_constant("zero", TensorData::from_int64s({}, std::vector<int64_t>{0}))},
+        "batch", {{"axis", int64_t{0}}});
+    const ValueId b1 = node(g, "Unsqueeze", {batch, g.add_constant("ax0", ints({0}))}, "b1");
+    const ValueId target =
+        node(g, "Concat", {b1, g.add_constant("rest", ints({-1}))}, "target", {{"axis", int64_t{0}}});
+    g.outputs().push_back(node(g, "Reshape", {up, target}, "flat"));
+    Session s(dev(), g, {.fp32 = true});
+    const auto hist = graph::op_histogram(s.graph());
+    EXPECT_EQ(hist, (std::map<std::string, int>{{"Reshape", 1}, {"Resize", 1}})) << graph::dump(s.graph());
+    EXPECT_EQ(s.outputs()[0].shape, (gpu::Shape{1, 2 * 6 * 8}));
+    const TensorData xd = rand_tensor({1, 2, 3, 4}, 4);
+    const auto out = s.run(std::vector<TensorData>{xd});
+    const auto xv = xd.to_floats();
+    const auto ov = out[0].to_floats();
+    for (int c = 0; c < 2; ++c)
+        for (int y = 0; y < 6; ++y)
+            for (int xx = 0; xx < 8; ++xx)
+                ASSERT_EQ(ov[static_cast<size_t>((c * 6 + y) * 8 + xx)],
+                          xv[static_cast<size_t>((c * 3 + y / 2) * 4 + xx / 2)]);
+}
+
+TEST_F(SessionTest, UnsupportedOperatorIsNamedAtCreation) {
+    Graph g = new_graph("unsupported");
+    const ValueId x = input(g, "x", {2, 2});
+    g.outputs().push_back(node(g, "Einsum", {x}, "my_einsum", {{"equation", "ij->ji"}}));
+    try {
+        Session s(dev(), g);
+        FAIL() << "expected an error";
+    } catch (const Error& e) {
+        const std::string m = e.what();
+        EXPECT_EQ(e.code(), ErrorCode::Unsupported);
+        EXPECT_NE(m.find("Einsum"), std::string::npos) << m;
+        EXPECT_NE(m.find("my_einsum"), std::string::npos) << m;
+        EXPECT_NE(m.find("unsupported.test"), std::string::npos) << m;
+    }
+}
+
+TEST_F(SessionTest, ComputedParameterIsAClearError) {
+    Graph g = new_graph("computed");
+    const ValueId x = input(g, "x", {2, 6});
+    const ValueId shape = input(g, "shape", {2}, DType::i64);
+    g.outputs().push_back(node(g, "Reshape", {x, shape}, "r"));
+    try {
+        Session s(dev(), g);
+        FAIL() << "expected an error";
+    } catch (const Error& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("'r' (Reshape)"), std::string::npos) << m;
+        EXPECT_NE(m.find("must be a constant"), std::string::npos) << m;
+        EXPECT_NE(m.find("computed.test"), std::string::npos) << m;
+    }
+}
+
+TEST_F(SessionTest, FreeDimensionsMustBeGiven) {
+    Graph g = new_graph("free");
+    const ValueId x = g.add_value(
+        "x", DType::f32,
+        graph::Shape({graph::Dim::known(1), graph::Dim::symbolic("height"), graph::Dim::known(4)}));
+    g.inputs().push_back(x);
+    g.outputs().push_back(node(g, "Relu", {x}, "y"));
+    try {
+        Session s(dev(), g);
+        FAIL() << "expected an error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("--free-dim height=SIZE"), std::string::npos) << e.what();
+    }
+    Session s(dev(), g, {.free_dims = {{"height", 3}}});
+    EXPECT_EQ(s.inputs()[0].shape, (gpu::Shape{1, 3, 4}));
+    Session t(dev(), g, {.input_shapes = {{"x", {1, 5, 4}}}});
+    EXPECT_EQ(t.outputs()[0].shape, (gpu::Shape{1, 5, 4}));
+}
+
+// Per-node precision: a Softmax forced to f32 inside an f16 model gets conversions around it, and
+// the model's f32 inputs and outputs convert at the boundary.
+TEST_F(SessionTest, PrecisionOverridesAndBoundaries) {
+    if (!dev().caps().storage16) GTEST_SKIP() << "no 16-bit storage";
+    Graph g = new_graph("precision");
+    const ValueId x = input(g, "x", {2, 7});
+    const ValueId m = node(g, "Mul", {x, g.add_constant("k", TensorData::scalar(3.f))}, "scaled");
+    const ValueId sm = node(g, "Softmax", {m}, "softmax", {{"axis", int64_t{-1}}});
+    g.outputs().push_back(node(g, "Add", {sm, g.add_constant("one", TensorData::scalar(1.f))}, "y"));
+    const TensorData xd = rand_tensor({2, 7}, 5);
+    Session ref(dev(), g, {.fp32 = true});
+    const auto want = ref.run(std::vector<TensorData>{xd});
+    Session mixed(dev(), g, {.precision = {{"Softmax", Precision::F32}}});
+    std::vector<std::string> types;
+    for (const auto& st : mixed.steps()) types.push_back(st.op_type + ":" + st.detail);
+    const std::string d = mixed.describe();
+    EXPECT_NE(d.find("Softmax 'softmax': f32[2, 7] -> f32[2, 7]"), std::string::npos) << d;
+    EXPECT_NE(d.find("Mul 'scaled': f16[2, 7], f16[] -> f16[2, 7]"), std::string::npos) << d;
+    const auto got = mixed.run(std::vector<TensorData>{xd});
+    EXPECT_EQ(got[0].dtype(), DType::f32);
+    EXPECT_LE(max_rel_diff(got[0], want[0]), 2e-3) << d;
+    // By node name, overriding the op type.
+    Session named(dev(), g, {.fp32 = true, .precision = {{"softmax", Precision::F16}}});
+    EXPECT_NE(named.describe().find("Softmax 'softmax': f16[2, 7] -> f16[2, 7]"), std::string::npos)
+        << named.describe();
+}
+
+TEST_F(SessionTest, IntegerAndBooleanValues) {
+    Graph g = new_graph("ints");
+    const ValueId a = input(g, "a", {5}, DType::i64);
+    const ValueId b = input(g, "b", {5}, DType::i64);
+    const ValueId sum = node(g, "Add", {a, b}, "sum");
+    g.outputs().push_back(sum);
+    g.outputs().push_back(node(g, "Greater", {a, b}, "gt"));
+    g.outputs().push_back(a); // an input straight through: copied
+    g.outputs().push_back(g.add_constant("const_out", ints({7, 8, 9})));
+    Session s(dev(), g);
+    const std::vector<int64_t> av = {1, -2, 300000, 4, -5}, bv = {10, 20, -30, 4, 5};
+    const auto out =
+        s.run(std::vector<TensorData>{TensorData::from_int64s({5}, av), TensorData::from_int64s({5}, bv)});
+    ASSERT_EQ(out.size(), 4u);
+    EXPECT_EQ(out[0].dtype(), DType::i64);
+    EXPECT_EQ(out[0].to_int64s(), (std::vector<int64_t>{11, 18, 299970, 8, 0}));
+    EXPECT_EQ(out[1].dtype(), DType::boolean);
+    EXPECT_EQ(out[1].to_int64s(), (std::vector<int64_t>{0, 0, 1, 0, 0}));
+    EXPECT_EQ(out[2].to_int64s(), av);
+    EXPECT_EQ(out[3].to_int64s(), (std::vector<int64_t>{7, 8, 9}));
+}
+
+// The caller's command buffer and tensors: record twice in one submission (the second record's
+// leading barrier orders it after the first), then compare with run().
+TEST_F(SessionTest, RecordIntoTheCallersCommandBuffer) {
+    TensorData w, b;
+    const Graph g = conv_relu_graph(w, b);
+    Session s(dev(), g, {.fp32 = true});
+    const TensorData xd = rand_tensor({1, 2, 5, 6}, 6);
+    const auto want = s.run(std::vector<TensorData>{xd});
+    gpu::Tensor x(dev(), s.inputs()[0].shape, s.inputs()[0].storage, "caller x");
+    gpu::Tensor y(dev(), s.outputs()[0].shape, s.outputs()[0].storage, "caller y");
+    gpu::upload(dev(), x, xd.floats());
+    gpu::CommandBuffer cmd(dev(), gpu::QueueRole::Compute);
+    cmd.begin();
+    const gpu::Tensor ins[] = {x}, outs[] = {y};
+    s.record(cmd, {ins, outs});
+    s.record(cmd, {ins, outs});
+    gpu::barrier::compute_to_transfer(cmd);
+    cmd.end();
+    dev().wait(gpu::QueueRole::Compute, dev().submit(gpu::QueueRole::Compute, cmd));
+    EXPECT_EQ(gpu::download_floats(dev(), y),
+              std::vector<float>(want[0].floats().begin(), want[0].floats().end()));
+    // Wrong bindings are named.
+    const gpu::Tensor wrong[] = {y};
+    try {
+        s.record(cmd, {wrong, outs});
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("input 'x'"), std::string::npos) << e.what();
+    }
+}
+
+namespace {
+
+// A chain deep enough to split: x -> (Conv 3x3 + Relu) x depth -> Add(skip) -> y.
+Graph deep_graph(int depth, int channels = 4, int64_t size = 9) {
+    Graph g = new_graph("deep");
+    ValueId x = input(g, "x", {1, channels, size, size});
+    const ValueId skip = x;
+    for (int i = 0; i < depth; ++i) {
+        const std::string n = "c" + std::to_string(i);
+        const ValueId w = g.add_constant(
+            n + "/w", rand_tensor({channels, channels, 3, 3}, 100 + static_cast<uint32_t>(i), -0.3f, 0.3f));
+        const ValueId b = g.add_constant(n + "/b", rand_tensor({channels}, 200 + static_cast<uint32_t>(i)));
+        x = node(g, "Conv", {x, w, b}, n, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+        x = node(g, "Relu", {x}, n + "/relu");
+    }
+    g.outputs().push_back(node(g, "Add", {x, skip}, "y"));
+    return g;
+}
+
+} // namespace
+
+TEST_F(SessionTest, SplitChunksRecordedSeparatelyEqualTheWhole) {
+    const Graph g = deep_graph(7);
+    Session s(dev(), g, {.fp32 = true});
+    const TensorData xd = rand_tensor({1, 4, 9, 9}, 7);
+    const auto want = s.run(std::vector<TensorData>{xd});
+    for (size_t n : {size_t{1}, size_t{3}, size_t{100}}) {
+        const auto chunks = s.split(n);
+        ASSERT_EQ(chunks.size(), std::min(n, s.steps().size()));
+        EXPECT_EQ(chunks.front().first_step(), 0u);
+        EXPECT_EQ(chunks.back().end_step(), s.steps().size());
+        for (size_t c = 1; c < chunks.size(); ++c)
+            EXPECT_EQ(chunks[c].first_step(), chunks[c - 1].end_step());
+        EXPECT_EQ(chunks.front().inputs_read(), std::vector<size_t>{0});
+        EXPECT_EQ(chunks.back().outputs_written(), std::vector<size_t>{0});
+        gpu::Tensor x(dev(), s.inputs()[0].shape, s.inputs()[0].storage, "x");
+        gpu::Tensor y(dev(), s.outputs()[0].shape, s.outputs()[0].storage, "y");
+        gpu::upload(dev(), x, xd.floats());
+        const gpu::Tensor ins[] = {x}, outs[] = {y};
+        // One submission per chunk, as a frame graph interleaving them with rendering would do.
+        for (const SessionChunk& c : chunks)
+            dev().run_now(gpu::QueueRole::Compute, [&](gpu::CommandBuffer& cmd) {
+                c.record(cmd, {ins, outs});
+                gpu::barrier::compute_to_transfer(cmd);
+            });
+        EXPECT_EQ(gpu::download_floats(dev(), y),
+                  std::vector<float>(want[0].floats().begin(), want[0].floats().end()))
+            << n << " chunks";
+    }
+}
+
+TEST_F(SessionTest, ProfileGivesATableAndATrace) {
+    if (!dev().caps().timestamps) GTEST_SKIP() << "no timestamps";
+    const Graph g = deep_graph(3);
+    Session s(dev(), g);
+    const auto p = s.profile(std::vector<TensorData>{rand_tensor({1, 4, 9, 9}, 8)});
+    ASSERT_EQ(p.records.size(), s.steps().size());
+    const std::string table = p.table();
+    EXPECT_NE(table.find("c0+c0/relu (Conv)"), std::string::npos) << table;
+    EXPECT_NE(table.find("by op type"), std::string::npos) << table;
+    EXPECT_TRUE(test::JsonParser::parse(p.chrome_trace()).has_value()) << p.chrome_trace();
+}
+
+TEST_F(SessionTest, MemoryPlanReusesTheArena) {
+    const Graph g = deep_graph(8, 8, 16);
+    Session s(dev(), g, {.fp32 = true});
+    const SessionMemory m = s.memory();
+    // Each conv output lives until the next conv: two or three tensors of 8 KiB at a time.
+    EXPECT_LT(m.arena, m.unshared / 2) << s.describe();
+    EXPECT_GE(m.arena, m.peak_live);
+    EXPECT_GT(m.constants, 8u * (8 * 8 * 9 + 8) * 4 - 1);
+}
+
+TEST(MemoryPlan, DisjointLifetimesShareBytes) {
+    const graph::MemoryRequest reqs[] = {{100, 0, 1}, {100, 1, 2}, {100, 2, 3}, {300, 3, 4}, {50, 0, 4}};
+    const auto p = graph::plan_memory(reqs, 64);
+    ASSERT_EQ(p.offsets.size(), 5u);
+    for (uint64_t o : p.offsets) EXPECT_EQ(o % 64, 0u);
+    // No two requests that are live together overlap.
+    for (size_t i = 0; i < 5; ++i)
+        for (size_t j = i + 1; j < 5; ++j) {
+            const bool together = reqs[i].first <= reqs[j].last && reqs[j].first <= reqs[i].last;
+            const auto ai = (reqs[i].bytes + 63) / 64 * 64, aj = (reqs[j].bytes + 63) / 64 * 64;
+            const bool overlap = p.offsets[i] < p.offsets[j] + aj && p.offsets[j] < p.offsets[i] + ai;
+            EXPECT_FALSE(together && overlap) << i << " and " << j;
+        }
+    EXPECT_EQ(p.unshared_bytes, 128u * 3 + 320 + 64);
+    EXPECT_EQ(p.peak_live_bytes, 320u + 128 + 64);
+    EXPECT_LE(p.arena_bytes, p.peak_live_bytes + 128);
+    EXPECT_LT(p.arena_bytes, p.unshared_bytes);
+}
+
+TEST(MemoryPlan, EmptyAndSingle) {
+    EXPECT_EQ(graph::plan_memory({}, 16).arena_bytes, 0u);
+    const graph::MemoryRequest one[] = {{10, 2, 2}};
+    const auto p = graph::plan_memory(one, 256);
+    EXPECT_EQ(p.offsets[0], 0u);
+    EXPECT_EQ(p.arena_bytes, 256u);
+}
