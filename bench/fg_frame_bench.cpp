@@ -4,7 +4,11 @@
 // N-1 (the host keeps the two upscaled tensors and swaps them), so on two queues the upscale of
 // frame N overlaps the composite of frame N and the start of frame N+1.
 //
-//   vkml_fg_bench [--frames 200] [--work 420] [--taps 1] [--trace <prefix>]
+//   vkml_fg_bench [--frames 200] [--work 420] [--taps 1] [--trace <prefix>] [--model PATH]
+//
+// --model runs a real 2x super-resolution model (e.g. Anime4K's cnn-2x-m-rl.json, or esrgan-slim's
+// model.json) as the ML pass, through a vkml::Session recorded by the graph; without it the
+// upscale is a synthetic kernel whose cost --work sets.
 //
 // Prints, per mode: the frame time (steady state, frames in flight), GPU busy time per queue, the
 // time both queues were busy at once, and the per-pass timings of the last frame.
@@ -20,6 +24,8 @@
 #include "host_renderer.hpp"
 #include "vkml/fg/executor.hpp"
 #include "vkml/fg/ml_pass.hpp"
+#include "vkml/graph/session.hpp"
+#include "vkml/import/model.hpp"
 
 namespace vkml::fg::bench {
 namespace {
@@ -34,7 +40,24 @@ struct Options {
     uint32_t work = 420; // with taps = 1, upscale and composite cost about the same on an H200
     int taps = 1;
     std::string trace;
+    std::string model; // a 2x model file; empty: the synthetic upscale
 };
+
+// The model as a Session for a 960x540 RGB input; its I/O must be f32 NCHW 3x540x960 -> 3x1080x1920,
+// the layout the bench's to-tensor and composite passes use.
+std::unique_ptr<Session> load_upscaler(gpu::Device& device, const std::string& path, VkExtent2D low) {
+    graph::Graph g = import::load_model(path);
+    SessionOptions options;
+    options.input_shapes[g.value(g.inputs().at(0)).name] = {1, 3, int64_t(low.height), int64_t(low.width)};
+    auto s = std::make_unique<Session>(device, g, options);
+    const gpu::Shape want_in{1, 3, int64_t(low.height), int64_t(low.width)};
+    const gpu::Shape want_out{1, 3, 2 * int64_t(low.height), 2 * int64_t(low.width)};
+    if (s->inputs().size() != 1 || s->outputs().size() != 1 || s->inputs()[0].shape != want_in ||
+        s->outputs()[0].shape != want_out || s->inputs()[0].storage != gpu::DType::f32 ||
+        s->outputs()[0].storage != gpu::DType::f32)
+        throw std::runtime_error(path + " is not a 2x RGB upscaler with f32 NCHW input and output");
+    return s;
+}
 
 struct Result {
     bool async = false;
@@ -61,6 +84,7 @@ Result run(Host& host, const Pipelines& pipelines, bool async, const Options& o)
     gpu::Device& device = host.device();
     const VkExtent2D low{960, 540}, high{1920, 1080};
     Upscale upscale(device, low, high, o.work);
+    const std::unique_ptr<Session> model = o.model.empty() ? nullptr : load_upscaler(device, o.model, low);
     const gpu::Image output(device,
                             {.width = high.width,
                              .height = high.height,
@@ -107,8 +131,29 @@ Result run(Host& host, const Pipelines& pipelines, bool async, const Options& o)
     tensor.queue(ml_queue).record([&, scene, x](PassContext& ctx) {
         pipelines.to_tensor(ctx.vk(), ctx.view(scene), ctx.layout(scene), ctx.buffer(x), ctx.extent(scene));
     });
-    const BufferHandle in[] = {x}, outs[] = {next};
-    next = add_op_pass(g, "upscale", upscale, in, outs, {.queue = ml_queue})[0];
+    if (model) {
+        // The whole model as one ML pass. Its arena (intermediate tensors) is imported and
+        // read-written, so consecutive frames' runs of the model are ordered on the ML queue.
+        PassBuilder ml = g.add_ml_pass("upscale");
+        ml.read(x);
+        if (model->arena()) {
+            BufferHandle arena = g.import_buffer(
+                "model arena", {.vkml_buffer = model->arena(),
+                                .incoming = {.stages = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                                             .access = VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
+                                             .queue = ml_queue}});
+            arena = ml.write(arena, BufferWrite::StorageReadWrite);
+        }
+        next = ml.write(next);
+        ml.queue(ml_queue).record([&model, x, next](PassContext& ctx) {
+            const gpu::Tensor ins[] = {ctx.tensor(x, model->inputs()[0].shape, model->inputs()[0].storage)};
+            const gpu::Tensor outs[] = {ctx.tensor(next, model->outputs()[0].shape, model->outputs()[0].storage)};
+            model->record(ctx.cmd(), {ins, outs});
+        });
+    } else {
+        const BufferHandle in[] = {x}, outs[] = {next};
+        next = add_op_pass(g, "upscale", upscale, in, outs, {.queue = ml_queue})[0];
+    }
 
     PassBuilder comp = g.add_raster_pass("composite");
     comp.read(scene);
@@ -166,8 +211,10 @@ int main(int argc, char** argv) {
             o.taps = std::atoi(argv[i + 1]);
         else if (a == "--trace")
             o.trace = argv[i + 1];
+        else if (a == "--model")
+            o.model = argv[i + 1];
         else {
-            std::fprintf(stderr, "usage: %s [--frames N] [--work N] [--taps N] [--trace prefix]\n", argv[0]);
+            std::fprintf(stderr, "usage: %s [--frames N] [--work N] [--taps N] [--trace prefix] [--model PATH]\n", argv[0]);
             return 2;
         }
     }
@@ -176,10 +223,10 @@ int main(int argc, char** argv) {
         const test::Pipelines pipelines(host.device());
         std::printf("device: %s, async compute queue: %s\n", host.device().caps().device_name.c_str(),
                     host.has_async_compute() ? "yes" : "no");
-        std::printf(
-            "frame: scene 960x540 -> to tensor -> upscale x2 (work %u) -> composite 1920x1080 (taps %d), "
-            "%d frames, 2 in flight\n\n",
-            o.work, o.taps, o.frames);
+        const std::string upscaler = o.model.empty() ? "synthetic, work " + std::to_string(o.work) : o.model;
+        std::printf("frame: scene 960x540 -> to tensor -> upscale x2 (%s) -> composite 1920x1080 (taps %d), "
+                    "%d frames, 2 in flight\n\n",
+                    upscaler.c_str(), o.taps, o.frames);
         std::vector<bench::Result> results;
         for (bool async : {false, true}) results.push_back(bench::run(host, pipelines, async, o));
         std::printf("%-22s %10s %14s %14s %12s %12s\n", "ML pass on", "frame ms", "graphics ms", "compute ms",
