@@ -9,8 +9,10 @@
 namespace vkml::tool {
 
 int bench_main(Args args) {
+    if (!args.empty() && args[0] == "model") return bench_model_main(args.subspan(1));
     if (args.empty() || args[0] != "ops") {
         std::fprintf(stderr, "usage: vkml bench ops [--large] [--filter TEXT] [--runs N] [--peak-tflops X]\n"
+                             "       vkml bench model MODEL [--size WxH] [--fp32] [--runs N]\n"
                              "  --large          the real sizes (960x540 feature maps) instead of the small ones\n"
                              "  --filter TEXT    only cases whose name contains TEXT\n"
                              "  --runs N         timed records per case (median reported; default 25)\n"

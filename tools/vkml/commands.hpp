@@ -11,6 +11,7 @@ int info_main(Args args);
 int selftest_main(Args args);
 int ops_main(Args args);
 int bench_main(Args args);
+int bench_model_main(Args args);
 int run_main(Args args);
 
 } // namespace vkml::tool

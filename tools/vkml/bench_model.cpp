@@ -1,0 +1,136 @@
+// `vkml bench model MODEL --size WxH [--fp32]`: one whole model timed on the GPU. Each run is one
+// Session::record bracketed by timestamps, all runs in one submission after warm-up runs; the
+// median is reported with the achieved TFLOP/s (multiply-adds of the convolutions and matrix
+// products, counted from the lowered graph's shapes) and the session's memory.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "vkml/graph/session.hpp"
+#include "vkml/import/model.hpp"
+#include "vkml/vkml.hpp"
+
+namespace vkml::tool {
+namespace {
+
+// Floating-point operations of the model's Conv, ConvTranspose, Gemm and MatMul nodes.
+double model_flops(const graph::Graph& g) {
+    double flops = 0;
+    for (const graph::Node& n : g.nodes()) {
+        if (n.op_type != "Conv" && n.op_type != "ConvTranspose" && n.op_type != "Gemm" && n.op_type != "MatMul")
+            continue;
+        if (n.inputs.size() < 2 || n.outputs.empty()) continue;
+        const auto& w = g.value(n.inputs[1]).shape;
+        const auto& y = g.value(n.outputs[0]).shape;
+        const auto& x = g.value(n.inputs[0]).shape;
+        if (!w || !y || !x) continue;
+        const auto ws = w->sizes(), ys = y->sizes(), xs = x->sizes();
+        if (!ws || !ys || !xs) continue;
+        auto product = [](const std::vector<int64_t>& v, size_t from) {
+            double p = 1;
+            for (size_t i = from; i < v.size(); ++i) p *= double(v[i]);
+            return p;
+        };
+        if (n.op_type == "Conv") { // every output element: C/group * kh * kw multiply-adds
+            flops += 2.0 * product(*ys, 0) * product(*ws, 1);
+        } else if (n.op_type == "ConvTranspose") { // every input element scatters into M/group * kh * kw
+            flops += 2.0 * product(*xs, 0) * product(*ws, 1);
+        } else { // Gemm / MatMul: output elements times the inner dimension
+            const int64_t k = xs->empty() ? 1 : (n.op_type == "Gemm" && n.get_int("transA", 0) ? (*xs)[0] : xs->back());
+            flops += 2.0 * product(*ys, 0) * double(k);
+        }
+    }
+    return flops;
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+} // namespace
+
+int bench_model_main(Args args) {
+    if (args.empty()) {
+        std::fprintf(stderr, "usage: vkml bench model MODEL [--size WxH] [--fp32] [--runs N]\n");
+        return 2;
+    }
+    const std::string path(args[0]);
+    int width = 960, height = 540, runs = 20;
+    bool fp32 = false;
+    for (size_t i = 1; i < args.size(); ++i) {
+        const std::string_view a = args[i];
+        if (a == "--fp32") {
+            fp32 = true;
+        } else if ((a == "--size" || a == "--runs") && i + 1 < args.size()) {
+            const std::string v(args[++i]);
+            if (a == "--runs") {
+                runs = std::max(1, std::atoi(v.c_str()));
+            } else if (std::sscanf(v.c_str(), "%dx%d", &width, &height) != 2 || width <= 0 || height <= 0) {
+                std::fprintf(stderr, "vkml bench model: --size takes WxH, e.g. 960x540 (got '%s')\n", v.c_str());
+                return 2;
+            }
+        } else {
+            std::fprintf(stderr, "vkml bench model: unknown option '%.*s'\n", int(a.size()), a.data());
+            return 2;
+        }
+    }
+
+    graph::Graph g = import::load_model(path);
+    if (g.inputs().size() != 1) {
+        std::fprintf(stderr, "vkml bench model: %s has %zu inputs; only single-image models are benchmarked\n",
+                     path.c_str(), g.inputs().size());
+        return 1;
+    }
+    const graph::Value& in = g.value(g.inputs()[0]);
+    int64_t channels = 3;
+    if (in.shape && in.shape->rank() == 4 && (*in.shape)[1].is_known()) channels = (*in.shape)[1].size;
+    SessionOptions options;
+    options.fp32 = fp32;
+    options.input_shapes[in.name] = {1, channels, height, width};
+
+    auto device = gpu::Device::create();
+    Session session(*device, g, options);
+
+    std::vector<gpu::Tensor> inputs, outputs;
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<float> dist(0.f, 1.f);
+    for (const TensorInfo& t : session.inputs()) {
+        inputs.emplace_back(*device, t.shape, t.storage, "bench " + t.name);
+        std::vector<float> data(size_t(t.shape.elements()));
+        for (float& v : data) v = dist(rng);
+        gpu::upload(*device, inputs.back(), data);
+    }
+    for (const TensorInfo& t : session.outputs()) outputs.emplace_back(*device, t.shape, t.storage, "bench " + t.name);
+
+    gpu::Profiler profiler(*device, uint32_t(runs + 2));
+    device->run_now(gpu::QueueRole::Compute, [&](gpu::CommandBuffer& cmd) {
+        profiler.reset(cmd);
+        for (int i = 0; i < 3; ++i) session.record(cmd, {inputs, outputs}); // warm-up
+        for (int i = 0; i < runs; ++i) {
+            profiler.begin(cmd, "model");
+            session.record(cmd, {inputs, outputs});
+            profiler.end(cmd);
+        }
+    });
+    std::vector<double> ms;
+    for (const auto& r : profiler.results()) ms.push_back(r.duration_us / 1000.0);
+    const double t = median(ms);
+    const double flops = model_flops(session.graph());
+    const SessionMemory mem = session.memory();
+    std::printf("model:    %s (%s)\ndevice:   %s\ninput:    %s [1, %lld, %d, %d], %s storage\n", path.c_str(),
+                g.format.c_str(), device->caps().device_name.c_str(), in.name.c_str(), (long long)channels, height,
+                width, fp32 ? "f32" : (device->caps().storage16 ? "f16" : "f32"));
+    std::printf("steps:    %zu\nGPU time: %.3f ms median of %d (min %.3f, max %.3f)\n", session.steps().size(), t, runs,
+                *std::min_element(ms.begin(), ms.end()), *std::max_element(ms.begin(), ms.end()));
+    std::printf("compute:  %.2f GFLOP per run, %.2f TFLOP/s\n", flops / 1e9, t > 0 ? flops / (t * 1e-3) / 1e12 : 0.0);
+    std::printf("memory:   arena %.1f MiB (peak live %.1f MiB)\n", double(mem.arena) / (1 << 20),
+                double(mem.peak_live) / (1 << 20));
+    return 0;
+}
+
+} // namespace vkml::tool
