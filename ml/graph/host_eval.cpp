@@ -14,6 +14,8 @@
 #include "vkml/graph/passes.hpp"
 #include "vkml/ops/layout.hpp"
 
+#include "lower.hpp"
+
 namespace vkml::graph {
 
 namespace {
@@ -123,26 +125,6 @@ Array convert(const Array& a, DType to) {
     if (to == DType::u8)
         for (int64_t& v : r.i) v &= 0xff;
     return r;
-}
-
-DType onnx_dtype(int64_t code, const Graph& g, const Node& n) {
-    switch (code) {
-    case 1:
-        return DType::f32;
-    case 2:
-        return DType::u8;
-    case 6:
-        return DType::i32;
-    case 7:
-        return DType::i64;
-    case 9:
-        return DType::boolean;
-    case 10:
-        return DType::f16;
-    default:
-        g.fail(n, "casts to ONNX data type " + std::to_string(code) + ", which vkml does not support",
-               ErrorCode::Unsupported);
-    }
 }
 
 size_t axis_of(int64_t axis, size_t rank, const Graph& g, const Node& n, bool inclusive = false) {
@@ -499,7 +481,7 @@ std::vector<TensorData> host_evaluate(const Graph& g, const Node& n,
                 for (int64_t& v : r.i) v = static_cast<int64_t>(static_cast<double>(v) / k);
             }
         } else if (op == "Cast") {
-            r = convert(input(0), onnx_dtype(n.get_int("to", 1), g, n));
+            r = convert(input(0), detail::onnx_type(n.get_int("to", 1), g, n));
         } else if (op == "CastLike") {
             r = convert(input(0), input(1).dtype);
         } else if (op == "Reshape") {
