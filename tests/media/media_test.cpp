@@ -1,0 +1,269 @@
+// vkml_media in-process: clips written by the test (libavcodec), read back with their facts,
+// transcoded through a trivial GPU processor (the GPU colour conversion there and back, the
+// pipeline, audio copy, timestamps), Ctrl-C mid-run, and the errors users meet.
+#include <gtest/gtest.h>
+
+extern "C" {
+#include <libavformat/avformat.h>
+}
+
+#include <atomic>
+#include <csignal>
+#include <fstream>
+
+#include "gpu_test.hpp"
+#include "media/testclip.hpp"
+#include "media/transcode.hpp"
+#include "media_util.hpp"
+#include "vkml/error.hpp"
+
+using namespace vkml;
+using namespace vkml::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+class MediaTest : public GpuTest {};
+
+// Copies the frame through unchanged (so the output is the colour conversion's round trip), and
+// optionally raises SIGINT or sets a cancel flag at a given frame.
+struct Identity final : media::FrameProcessor {
+    int64_t interrupt_at = -1;
+    std::atomic<bool>* cancel = nullptr;
+    int64_t seen = 0;
+    media::Size output_size(int w, int h) const override { return {w, h}; }
+    void process(media::FrameContext& f) override {
+        gpu::barrier::memory(f.cmd(), VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_WRITE_BIT,
+                             VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_READ_BIT);
+        f.cmd().copy(f.input().range(), f.output().range(), f.input().bytes());
+        if (f.info().index == interrupt_at) {
+            if (cancel)
+                cancel->store(true);
+            else
+                std::raise(SIGINT);
+        }
+        ++seen;
+    }
+};
+
+media::TestClipDesc lossless_clip(const fs::path& path, int frames) {
+    media::TestClipDesc d;
+    d.path = path;
+    d.size = {48, 32};
+    d.frames = frames;
+    d.codec = "ffv1";
+    d.pix_fmt = "yuv444p";
+    return d;
+}
+
+std::string error_of(const media::TranscodeDesc& desc, media::FrameProcessor& p) {
+    try {
+        media::transcode(desc, p);
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+} // namespace
+
+TEST_F(MediaTest, ReaderReportsTheStreamFacts) {
+    const fs::path dir = scratch_dir("facts");
+    media::TestClipDesc d;
+    d.path = dir / "clip.mp4";
+    d.frames = 10;
+    d.rotation = 90;
+    d.metadata["title"] = "facts";
+    media::write_test_clip(d);
+    media::VideoReader r({d.path, 1});
+    EXPECT_EQ(r.info().size, (media::Size{64, 48}));
+    EXPECT_EQ(r.info().codec, "h264");
+    EXPECT_EQ(r.info().pix_fmt, "yuv420p");
+    EXPECT_EQ(r.info().frame_count, 10);
+    EXPECT_NEAR(r.info().frame_rate.value(), 25.0, 1e-9);
+    // libavformat 59's MP4 muxer and demuxer disagree on the display matrix's sign, so a 90 degree
+    // tag may read back as 270; the tool copies the matrix verbatim either way (see upscale_test).
+    EXPECT_TRUE(r.info().rotation == 90 || r.info().rotation == 270) << r.info().rotation;
+    EXPECT_TRUE(r.info().has_audio);
+    EXPECT_EQ(r.info().matrix, media::ColorMatrix::Bt601);
+    EXPECT_EQ(r.info().range, media::ColorRange::Limited);
+    int frames = 0;
+    while (r.read_frame()) ++frames;
+    EXPECT_EQ(frames, 10);
+    EXPECT_FALSE(r.truncated());
+    fs::remove_all(dir);
+}
+
+// ffv1 4:4:4 in and out: what comes back differs from what went in only by the YUV -> RGB -> YUV
+// round trip on the GPU; timestamps (variable rate) and the AAC packets are unchanged.
+TEST_F(MediaTest, IdentityRoundTripKeepsPixelsTimestampsAndAudio) {
+    const fs::path dir = scratch_dir("identity");
+    media::TestClipDesc d = lossless_clip(dir / "in.mkv", 6);
+    d.time_base = {1, 1000};
+    d.pts = {0, 40, 90, 100, 180, 260};
+    d.metadata["title"] = "round trip";
+    media::write_test_clip(d);
+    Identity p;
+    media::TranscodeDesc t{.input = d.path, .output = dir / "out.mkv", .codec = "ffv1", .pix_fmt = "yuv444p"};
+    t.quiet = true;
+    t.device = &dev();
+    const media::TranscodeStats st = media::transcode(t, p);
+    EXPECT_EQ(st.frames, 6);
+    EXPECT_FALSE(st.cancelled);
+    ASSERT_EQ(st.stages.size(), 3u);
+    EXPECT_GT(st.stages[0].fps, 0);
+
+    const DecodedClip in = decode_clip(d.path), out = decode_clip(t.output);
+    ASSERT_EQ(out.rgb.size(), 6u);
+    EXPECT_EQ(out.info.size, in.info.size);
+    EXPECT_EQ(out.seconds, in.seconds);
+    for (size_t i = 0; i < out.rgb.size(); ++i) {
+        const Diff df = diff(out.rgb[i], in.rgb[i]);
+        EXPECT_LE(df.max, 3) << "frame " << i;
+        EXPECT_LT(df.mean, 0.6) << "frame " << i;
+    }
+    ASSERT_FALSE(in.others.empty());
+    ASSERT_EQ(out.others.size(), in.others.size());
+    for (size_t i = 0; i < in.others.size(); ++i) {
+        EXPECT_EQ(out.others[i].data, in.others[i].data) << "audio packet " << i;
+        EXPECT_EQ(out.others[i].pts, in.others[i].pts) << "audio packet " << i;
+    }
+    EXPECT_EQ(out.metadata.count("title") ? out.metadata.at("title") : "", "round trip");
+    // Nothing but the input and the output in the folder: the temporary file was renamed.
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 2);
+    fs::remove_all(dir);
+}
+
+// 8-bit 4:2:0 H.264 through the default encoder (libx264 at crf 18): the upscaled stream decodes
+// to frames close to the input (lossy codec, so a loose bound), same count and timestamps.
+TEST_F(MediaTest, H264RoundTripThroughTheDefaultEncoder) {
+    const fs::path dir = scratch_dir("h264");
+    media::TestClipDesc d;
+    d.path = dir / "in.mp4";
+    d.frames = 5;
+    d.options = {{"qp", "0"}};
+    media::write_test_clip(d);
+    Identity p;
+    media::TranscodeDesc t{.input = d.path, .output = dir / "out.mp4"};
+    t.quiet = true;
+    t.device = &dev();
+    media::transcode(t, p);
+    const DecodedClip in = decode_clip(d.path), out = decode_clip(t.output);
+    ASSERT_EQ(out.rgb.size(), 5u);
+    EXPECT_EQ(out.info.codec, "h264");
+    EXPECT_EQ(out.info.pix_fmt, "yuv420p");
+    EXPECT_EQ(out.seconds, in.seconds);
+    // Loose: x264 at crf 18 plus chroma resampling (bilinear up on the GPU, 2x2 mean down) on a
+    // pattern with detail at the pixel scale; swapped planes or a wrong matrix give 30 and more.
+    for (size_t i = 0; i < out.rgb.size(); ++i)
+        EXPECT_LT(diff(out.rgb[i], in.rgb[i]).mean, 8.0) << "frame " << i;
+    fs::remove_all(dir);
+}
+
+// Ctrl-C after frame 3 of 40: the run stops, the encoder is flushed and the file under the output
+// name decodes to the frames done so far.
+TEST_F(MediaTest, SigintLeavesAPlayablePartialFile) {
+    const fs::path dir = scratch_dir("sigint");
+    const media::TestClipDesc d = lossless_clip(dir / "in.mkv", 40);
+    media::write_test_clip(d);
+    Identity p;
+    p.interrupt_at = 3;
+    media::TranscodeDesc t{.input = d.path, .output = dir / "out.mkv", .codec = "ffv1"};
+    t.quiet = true;
+    t.device = &dev();
+    t.threads.proc = 1;
+    const media::TranscodeStats st = media::transcode(t, p);
+    EXPECT_TRUE(st.cancelled);
+    EXPECT_TRUE(st.partial_kept);
+    EXPECT_EQ(st.output, t.output);
+    ASSERT_TRUE(fs::exists(t.output));
+    const DecodedClip out = decode_clip(t.output);
+    EXPECT_GE(out.rgb.size(), 4u);
+    EXPECT_LT(out.rgb.size(), 40u);
+    EXPECT_EQ(static_cast<int64_t>(out.rgb.size()), st.frames);
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 2);
+    // The handler is gone afterwards: the default action is back.
+    struct sigaction now {};
+    sigaction(SIGINT, nullptr, &now);
+    EXPECT_EQ(now.sa_handler, SIG_DFL);
+    fs::remove_all(dir);
+}
+
+TEST_F(MediaTest, CancelWithNoPartialRemovesTheOutput) {
+    const fs::path dir = scratch_dir("nopartial");
+    const media::TestClipDesc d = lossless_clip(dir / "in.mkv", 30);
+    media::write_test_clip(d);
+    std::atomic<bool> cancel{false};
+    Identity p;
+    p.interrupt_at = 2;
+    p.cancel = &cancel;
+    media::TranscodeDesc t{.input = d.path, .output = dir / "out.mkv", .codec = "ffv1"};
+    t.quiet = true;
+    t.no_partial = true;
+    t.cancel = &cancel;
+    t.device = &dev();
+    const media::TranscodeStats st = media::transcode(t, p);
+    EXPECT_TRUE(st.cancelled);
+    EXPECT_FALSE(st.partial_kept);
+    EXPECT_FALSE(fs::exists(t.output));
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+    fs::remove_all(dir);
+}
+
+// Every failure is a vkml::Error naming the file, and leaves no output behind.
+TEST_F(MediaTest, ErrorsNameTheFileAndLeaveNothing) {
+    const fs::path dir = scratch_dir("errors");
+    const media::TestClipDesc d = lossless_clip(dir / "good.mkv", 12);
+    media::write_test_clip(d);
+    media::TestClipDesc mp4;
+    mp4.path = dir / "good.mp4";
+    mp4.frames = 12;
+    media::write_test_clip(mp4);
+    // Truncated copies: the MP4 loses its index (at the end), the Matroska file its last frames.
+    auto cut = [&](const fs::path& from, const fs::path& to, double keep) {
+        std::ifstream f(from, std::ios::binary);
+        std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+        std::ofstream(to, std::ios::binary)
+            .write(bytes.data(), static_cast<std::streamsize>(bytes.size() * keep));
+    };
+    cut(mp4.path, dir / "cut.mp4", 0.5);
+    cut(d.path, dir / "cut.mkv", 0.6);
+    std::ofstream(dir / "notes.mp4") << "this is not a video\n";
+    Identity p;
+    auto err = [&](fs::path in, fs::path out, std::string codec = "") {
+        media::TranscodeDesc t{.input = std::move(in), .output = std::move(out), .codec = std::move(codec)};
+        t.quiet = true;
+        t.device = &dev();
+        return error_of(t, p);
+    };
+    std::string e = err(dir / "missing.mp4", dir / "o1.mp4");
+    EXPECT_NE(e.find("missing.mp4"), std::string::npos) << e;
+    EXPECT_NE(e.find("no such file"), std::string::npos) << e;
+    e = err(dir / "notes.mp4", dir / "o2.mp4");
+    EXPECT_NE(e.find("notes.mp4"), std::string::npos) << e;
+    e = err(dir / "cut.mp4", dir / "o3.mp4");
+    EXPECT_NE(e.find("cut.mp4"), std::string::npos) << e;
+    e = err(dir / "cut.mkv", dir / "o4.mkv");
+    EXPECT_NE(e.find("cut.mkv"), std::string::npos) << e;
+    EXPECT_NE(e.find("truncated"), std::string::npos) << e;
+    e = err(d.path, dir / "o5.mkv", "no-such-encoder");
+    EXPECT_NE(e.find("no-such-encoder"), std::string::npos) << e;
+    e = err(d.path, dir / "good.mkv" / "o6.mkv");
+    EXPECT_NE(e.find("o6.mkv"), std::string::npos) << e;
+    e = err(d.path, dir / "o7.xyz");
+    EXPECT_NE(e.find("o7.xyz"), std::string::npos) << e;
+    for (const char* name : {"o1.mp4", "o2.mp4", "o3.mp4", "o4.mkv", "o5.mkv", "o7.xyz"})
+        EXPECT_FALSE(fs::exists(dir / name)) << name;
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 5); // the inputs only
+    fs::remove_all(dir);
+}
+
+TEST(MediaThreads, ParsesLoadProcSave) {
+    const media::ThreadCounts t = media::parse_thread_counts("2:3:4");
+    EXPECT_EQ(t.load, 2);
+    EXPECT_EQ(t.proc, 3);
+    EXPECT_EQ(t.save, 4);
+    EXPECT_THROW(media::parse_thread_counts("2:3"), Error);
+    EXPECT_THROW(media::parse_thread_counts("a:1:1"), Error);
+    EXPECT_THROW(media::parse_thread_counts("1:1:1:1"), Error);
+}

@@ -1,0 +1,135 @@
+#include "media_util.hpp"
+
+extern "C" {
+#include <libavformat/avformat.h>
+#include <libavutil/frame.h>
+#include <libavutil/pixdesc.h>
+}
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <stdexcept>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace vkml::test {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+uint8_t clamp8(double v) {
+    return static_cast<uint8_t>(std::clamp(std::lround(v), 0l, 255l));
+}
+
+std::vector<uint8_t> to_rgb(const AVFrame& f, const media::VideoInfo& info) {
+    const int w = f.width, h = f.height;
+    std::vector<uint8_t> out(size_t(w) * h * 3);
+    const auto fmt = static_cast<AVPixelFormat>(f.format);
+    if (fmt == AV_PIX_FMT_RGB24 || fmt == AV_PIX_FMT_BGR0 || fmt == AV_PIX_FMT_BGRA ||
+        fmt == AV_PIX_FMT_RGB0 || fmt == AV_PIX_FMT_RGBA) {
+        const int bpp = fmt == AV_PIX_FMT_RGB24 ? 3 : 4;
+        const bool bgr = fmt == AV_PIX_FMT_BGR0 || fmt == AV_PIX_FMT_BGRA;
+        for (int y = 0; y < h; ++y)
+            for (int x = 0; x < w; ++x) {
+                const uint8_t* s = f.data[0] + int64_t(y) * f.linesize[0] + int64_t(x) * bpp;
+                uint8_t* d = &out[(size_t(y) * w + x) * 3];
+                d[0] = bgr ? s[2] : s[0];
+                d[1] = s[1];
+                d[2] = bgr ? s[0] : s[2];
+            }
+        return out;
+    }
+    const AVPixFmtDescriptor* pd = av_pix_fmt_desc_get(fmt);
+    if (!pd || pd->nb_components < 3 || pd->comp[0].depth != 8 || (pd->flags & AV_PIX_FMT_FLAG_RGB) ||
+        !(pd->flags & AV_PIX_FMT_FLAG_PLANAR))
+        throw std::runtime_error(std::string("decode_clip: no reference conversion for ") +
+                                 av_get_pix_fmt_name(fmt));
+    double kr = 0.299, kb = 0.114;
+    if (info.matrix == media::ColorMatrix::Bt709) kr = 0.2126, kb = 0.0722;
+    if (info.matrix == media::ColorMatrix::Bt2020) kr = 0.2627, kb = 0.0593;
+    const double kg = 1 - kr - kb;
+    const bool full = info.range == media::ColorRange::Full;
+    for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x) {
+            const double Y = f.data[0][int64_t(y) * f.linesize[0] + x];
+            const int cx = x >> pd->log2_chroma_w, cy = y >> pd->log2_chroma_h;
+            const double U = f.data[1][int64_t(cy) * f.linesize[1] + cx],
+                         V = f.data[2][int64_t(cy) * f.linesize[2] + cx];
+            const double l = full ? Y / 255 : (Y - 16) / 219;
+            const double cb = full ? (U - 128) / 255 : (U - 128) / 224,
+                         cr = full ? (V - 128) / 255 : (V - 128) / 224;
+            const double r = l + 2 * (1 - kr) * cr, b = l + 2 * (1 - kb) * cb, g = (l - kr * r - kb * b) / kg;
+            uint8_t* d = &out[(size_t(y) * w + x) * 3];
+            d[0] = clamp8(255 * r);
+            d[1] = clamp8(255 * g);
+            d[2] = clamp8(255 * b);
+        }
+    return out;
+}
+
+} // namespace
+
+DecodedClip decode_clip(const fs::path& path) {
+    DecodedClip c;
+    media::VideoReader reader({path, 1});
+    c.info = reader.info();
+    reader.on_other_packet = [&](media::PacketPtr p) {
+        PacketRecord r{p->stream_index, p->pts, p->dts, p->duration, {p->data, p->data + p->size}};
+        c.others.push_back(std::move(r));
+    };
+    while (media::FramePtr f = reader.read_frame()) {
+        c.rgb.push_back(to_rgb(*f, c.info));
+        c.seconds.push_back(double(f->pts - c.info.start_pts) * c.info.time_base.value());
+    }
+    const AVDictionaryEntry* e = nullptr;
+    while ((e = av_dict_get(reader.format()->metadata, "", e, AV_DICT_IGNORE_SUFFIX)))
+        c.metadata[e->key] = e->value;
+    return c;
+}
+
+std::string run_tool(const std::string& args, int& status) {
+    const std::string cmd = std::string(VKML_TOOL_PATH) + " " + args + " 2>&1";
+    std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
+    if (!pipe) throw std::runtime_error("popen failed");
+    std::string out;
+    std::array<char, 4096> buf{};
+    size_t n = 0;
+    while ((n = std::fread(buf.data(), 1, buf.size(), pipe.get())) > 0) out.append(buf.data(), n);
+    const int raw = pclose(pipe.release());
+    status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + (WIFSIGNALED(raw) ? WTERMSIG(raw) : 0);
+    return out;
+}
+
+fs::path scratch_dir(const std::string& name) {
+    const fs::path d =
+        fs::temp_directory_path() / ("vkml-media-test-" + std::to_string(::getpid()) + "-" + name);
+    fs::remove_all(d);
+    fs::create_directories(d);
+    return d;
+}
+
+Diff diff(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+    Diff d;
+    if (a.size() != b.size() || a.empty()) return {1e9, 255};
+    double sum = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+        const int v = std::abs(int(a[i]) - int(b[i]));
+        sum += v;
+        d.max = std::max(d.max, v);
+    }
+    d.mean = sum / double(a.size());
+    return d;
+}
+
+fs::path model_cache() {
+    if (const char* env = std::getenv("VKML_MODELS"); env && *env) return env;
+    const char* home = std::getenv("HOME");
+    return fs::path(home ? home : ".") / ".cache/vkml/models";
+}
+
+} // namespace vkml::test

@@ -1,0 +1,47 @@
+#pragma once
+// Helpers for the media tests: clips decoded back (frames as RGB through a CPU colour reference,
+// timestamps, copied packets), the vkml binary run as a user runs it, scratch folders.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "media/reader.hpp"
+
+namespace vkml::test {
+
+struct PacketRecord {
+    int stream = 0;
+    int64_t pts = 0, dts = 0, duration = 0;
+    std::vector<uint8_t> data;
+    bool operator==(const PacketRecord&) const = default;
+};
+
+struct DecodedClip {
+    media::VideoInfo info;
+    std::vector<std::vector<uint8_t>> rgb;       // RGB24 per frame (CPU reference conversion)
+    std::vector<double> seconds;                 // presentation time of each frame, from the stream start
+    std::vector<PacketRecord> others;            // audio / subtitle packets, in file order
+    std::map<std::string, std::string> metadata; // container tags
+};
+
+// Decodes every frame. Colour: BT.601/709 per the stream's matrix and range; chroma of 4:2:0 /
+// 4:2:2 repeated (nearest), so pixel comparisons use 4:4:4 or RGB clips.
+DecodedClip decode_clip(const std::filesystem::path& path);
+
+// Runs the vkml binary with `args` (a shell string), stdout and stderr together; status = exit code.
+std::string run_tool(const std::string& args, int& status);
+
+std::filesystem::path scratch_dir(const std::string& name);
+
+// Mean and max absolute difference of two equally sized byte vectors.
+struct Diff {
+    double mean = 0;
+    int max = 0;
+};
+Diff diff(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b);
+
+std::filesystem::path model_cache();
+
+} // namespace vkml::test

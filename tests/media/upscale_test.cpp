@@ -1,0 +1,257 @@
+// `vkml upscale` as a user runs it (the built binary) on clips and images the test writes: output
+// size, frame count, timestamps, copied audio, rotation and metadata, and pixels against the same
+// model run through a Session on the decoded input; errors as one line and a non-zero exit.
+#include <gtest/gtest.h>
+#include <stb_image.h>
+#include <stb_image_write.h>
+
+#include <fstream>
+#include <memory>
+
+#include "gpu_test.hpp"
+#include "media/testclip.hpp"
+#include "media_util.hpp"
+#include "vkml/graph/session.hpp"
+#include "vkml/import/model.hpp"
+
+using namespace vkml;
+using namespace vkml::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+class UpscaleTest : public GpuTest {};
+
+#define REQUIRE_MODEL(path)                                                                                  \
+    do {                                                                                                     \
+        if (!fs::exists(path)) {                                                                             \
+            if (std::getenv("CI")) FAIL() << (path) << " missing: run tools/fetch-models";                   \
+            GTEST_SKIP() << (path) << " missing: run tools/fetch-models (or set VKML_MODELS)";               \
+        }                                                                                                    \
+    } while (0)
+
+fs::path anime4k_s() {
+    return model_cache() / "websr/weights/anime4k/cnn-2x-s-rl.json";
+}
+
+// The model run through a Session on RGB24 pixels as 0..1 (f16 storage as the tool uses), back to
+// RGB24 with rounding.
+std::vector<uint8_t> session_upscale(gpu::Device& device, const fs::path& model,
+                                     const std::vector<uint8_t>& rgb, int w, int h, float range = 1.f) {
+    const graph::Graph g = import::load_model(model);
+    const size_t plane = size_t(w) * h;
+    std::vector<float> x(plane * 3);
+    for (size_t i = 0; i < plane; ++i)
+        for (size_t c = 0; c < 3; ++c) x[c * plane + i] = rgb[i * 3 + c] / 255.f * range;
+    Session s(device, g, {.input_shapes = {{g.value(g.inputs()[0]).name, {1, 3, h, w}}}});
+    const auto out = s.run(std::vector<graph::TensorData>{graph::TensorData::from_floats({1, 3, h, w}, x)});
+    const auto y = out[0].to_floats();
+    const size_t oplane = plane * 4;
+    std::vector<uint8_t> px(oplane * 3);
+    for (size_t i = 0; i < oplane; ++i)
+        for (size_t c = 0; c < 3; ++c)
+            px[i * 3 + c] =
+                static_cast<uint8_t>(std::lround(std::clamp(y[c * oplane + i] / range, 0.f, 1.f) * 255.f));
+    return px;
+}
+
+std::vector<uint8_t> load_png(const fs::path& p, int& w, int& h) {
+    int c = 0;
+    std::unique_ptr<stbi_uc, void (*)(void*)> d(stbi_load(p.c_str(), &w, &h, &c, 3), stbi_image_free);
+    if (!d) return {};
+    return {d.get(), d.get() + size_t(w) * h * 3};
+}
+
+std::vector<uint8_t> pattern(int w, int h, int seed) {
+    std::vector<uint8_t> v(size_t(w) * h * 3);
+    for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x)
+            for (int c = 0; c < 3; ++c)
+                v[(size_t(y) * w + x) * 3 + c] =
+                    static_cast<uint8_t>((x * (7 + c) + y * (3 + seed) + ((x / 4 + y / 4) % 2) * 90) % 256);
+    return v;
+}
+
+} // namespace
+
+// A 4:4:4 lossless clip with AAC audio through anime4k-s into lossless RGB: twice the size, the
+// same frames at the same times, the audio packets bit-identical, and every frame within rounding
+// of the model run through a Session on the decoded input frame.
+TEST_F(UpscaleTest, VideoMatchesTheModelOnDecodedFrames) {
+    REQUIRE_MODEL(anime4k_s());
+    const fs::path dir = scratch_dir("video");
+    media::TestClipDesc d;
+    d.path = dir / "in.mkv";
+    d.size = {40, 24};
+    d.frames = 4;
+    d.codec = "ffv1";
+    d.pix_fmt = "yuv444p";
+    media::write_test_clip(d);
+    int status = 0;
+    const std::string log = run_tool("upscale " + d.path.string() + " -o " + (dir / "out.mkv").string() +
+                                         " --model anime4k-s --codec ffv1 --pix-fmt bgr0 -j 1:2:1",
+                                     status);
+    ASSERT_EQ(status, 0) << log;
+    EXPECT_NE(log.find("gpu"), std::string::npos) << log; // the stats line
+    const DecodedClip in = decode_clip(d.path), out = decode_clip(dir / "out.mkv");
+    EXPECT_EQ(out.info.size, (media::Size{80, 48}));
+    ASSERT_EQ(out.rgb.size(), in.rgb.size());
+    EXPECT_EQ(out.seconds, in.seconds);
+    ASSERT_FALSE(in.others.empty());
+    EXPECT_EQ(out.others, in.others);
+    for (size_t i = 0; i < in.rgb.size(); ++i) {
+        const auto want = session_upscale(dev(), anime4k_s(), in.rgb[i], 40, 24);
+        const Diff df = diff(out.rgb[i], want);
+        EXPECT_LT(df.mean, 1.0) << "frame " << i;
+        EXPECT_LE(df.max, 12) << "frame " << i;
+    }
+    // Forced small tiles (12-pixel cores with the runner's overlap): no seams, the same frames.
+    const std::string tiled_log =
+        run_tool("upscale " + d.path.string() + " -o " + (dir / "tiled.mkv").string() +
+                     " --model anime4k-s --codec ffv1 --pix-fmt bgr0 --tile 12 -q",
+                 status);
+    ASSERT_EQ(status, 0) << tiled_log;
+    const DecodedClip tiled = decode_clip(dir / "tiled.mkv");
+    ASSERT_EQ(tiled.rgb.size(), out.rgb.size());
+    for (size_t i = 0; i < out.rgb.size(); ++i)
+        EXPECT_LE(diff(tiled.rgb[i], out.rgb[i]).max, 2) << "frame " << i;
+    fs::remove_all(dir);
+}
+
+// H.264 in MP4 with AAC, a 90-degree rotation tag and a title, through the default model and
+// encoder: size doubled, frames and timestamps kept, rotation, title and audio kept.
+TEST_F(UpscaleTest, Mp4KeepsRotationMetadataAudioAndTimestamps) {
+    REQUIRE_MODEL(model_cache() / "websr/weights/anime4k/cnn-2x-m-rl.json");
+    const fs::path dir = scratch_dir("mp4");
+    media::TestClipDesc d;
+    d.path = dir / "phone.mp4";
+    d.frames = 6;
+    d.rotation = 90;
+    d.metadata["title"] = "holiday";
+    media::write_test_clip(d);
+    int status = 0;
+    const std::string log =
+        run_tool("upscale " + d.path.string() + " -o " + (dir / "big.mp4").string() + " -q", status);
+    ASSERT_EQ(status, 0) << log;
+    const DecodedClip in = decode_clip(d.path), out = decode_clip(dir / "big.mp4");
+    EXPECT_EQ(out.info.size, (media::Size{128, 96}));
+    EXPECT_EQ(out.rgb.size(), 6u);
+    EXPECT_EQ(out.seconds, in.seconds);
+    EXPECT_EQ(out.info.rotation, in.info.rotation);
+    EXPECT_NE(out.info.rotation, 0);
+    EXPECT_EQ(out.metadata.count("title") ? out.metadata.at("title") : "", "holiday");
+    EXPECT_EQ(out.others, in.others);
+    fs::remove_all(dir);
+}
+
+// Variable frame rate: irregular timestamps come out unchanged.
+TEST_F(UpscaleTest, VariableFrameRateTimestampsAreKept) {
+    REQUIRE_MODEL(anime4k_s());
+    const fs::path dir = scratch_dir("vfr");
+    media::TestClipDesc d;
+    d.path = dir / "vfr.mkv";
+    d.size = {32, 16};
+    d.frames = 5;
+    d.time_base = {1, 1000};
+    d.pts = {0, 33, 50, 117, 300};
+    d.audio_codec = "";
+    media::write_test_clip(d);
+    int status = 0;
+    const std::string log = run_tool(
+        "upscale " + d.path.string() + " -o " + (dir / "out.mkv").string() + " -m anime4k-s -q", status);
+    ASSERT_EQ(status, 0) << log;
+    const DecodedClip out = decode_clip(dir / "out.mkv");
+    EXPECT_EQ(out.seconds, (std::vector<double>{0, 0.033, 0.05, 0.117, 0.3}));
+    fs::remove_all(dir);
+}
+
+// A PNG, and a folder of a PNG and a JPEG: outputs twice the size, the PNG equal to the model run
+// through a Session within rounding.
+TEST_F(UpscaleTest, ImagesAndFolders) {
+    REQUIRE_MODEL(anime4k_s());
+    const fs::path dir = scratch_dir("images");
+    fs::create_directories(dir / "photos");
+    const auto a = pattern(20, 14, 1), b = pattern(16, 12, 2);
+    ASSERT_TRUE(stbi_write_png((dir / "photos/a.png").c_str(), 20, 14, 3, a.data(), 60));
+    ASSERT_TRUE(stbi_write_jpg((dir / "photos/b.jpg").c_str(), 16, 12, 3, b.data(), 95));
+    int status = 0;
+    std::string log = run_tool("upscale " + (dir / "photos/a.png").string() + " -o " +
+                                   (dir / "a2.png").string() + " -m anime4k-s -q",
+                               status);
+    ASSERT_EQ(status, 0) << log;
+    int w = 0, h = 0;
+    const auto got = load_png(dir / "a2.png", w, h);
+    ASSERT_EQ(w, 40);
+    ASSERT_EQ(h, 28);
+    const Diff df = diff(got, session_upscale(dev(), anime4k_s(), a, 20, 14));
+    EXPECT_LT(df.mean, 1.0);
+    EXPECT_LE(df.max, 12);
+
+    log = run_tool("upscale " + (dir / "photos").string() + " -o " + (dir / "big").string() +
+                       " -m anime4k-s -q",
+                   status);
+    ASSERT_EQ(status, 0) << log;
+    load_png(dir / "big/a.png", w, h);
+    EXPECT_EQ(w, 40);
+    load_png(dir / "big/b.jpg", w, h);
+    EXPECT_EQ(w, 32);
+    EXPECT_EQ(h, 24);
+    fs::remove_all(dir);
+}
+
+// --benchmark: fps per stage, nothing written.
+TEST_F(UpscaleTest, BenchmarkPrintsStagesAndWritesNothing) {
+    REQUIRE_MODEL(anime4k_s());
+    const fs::path dir = scratch_dir("bench");
+    media::TestClipDesc d;
+    d.path = dir / "in.mp4";
+    d.size = {32, 16};
+    d.frames = 4;
+    media::write_test_clip(d);
+    int status = 0;
+    const std::string log = run_tool("upscale " + d.path.string() + " -m anime4k-s --benchmark", status);
+    ASSERT_EQ(status, 0) << log;
+    EXPECT_NE(log.find("4 frames"), std::string::npos) << log;
+    EXPECT_NE(log.find("decode"), std::string::npos) << log;
+    EXPECT_NE(log.find("gpu"), std::string::npos) << log;
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+    fs::remove_all(dir);
+}
+
+// Missing, non-video, truncated inputs, an unknown codec or model, an unwritable output: one line
+// naming the file, a non-zero exit, no crash, nothing under the output name.
+TEST_F(UpscaleTest, ErrorsAreOneLineAndNonZero) {
+    const fs::path dir = scratch_dir("errors");
+    media::TestClipDesc d;
+    d.path = dir / "ok.mp4";
+    d.size = {32, 16};
+    d.frames = 4;
+    media::write_test_clip(d);
+    {
+        std::ifstream f(d.path, std::ios::binary);
+        std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+        std::ofstream(dir / "cut.mp4", std::ios::binary)
+            .write(bytes.data(), std::streamsize(bytes.size() / 2));
+    }
+    std::ofstream(dir / "text.mkv") << "hello\n";
+    const fs::path out = dir / "out.mp4";
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {(dir / "nope.mp4").string() + " -o " + out.string(), "nope.mp4"},
+        {(dir / "text.mkv").string() + " -o " + out.string(), "text.mkv"},
+        {(dir / "cut.mp4").string() + " -o " + out.string(), "cut.mp4"},
+        {d.path.string() + " -o " + out.string() + " --codec frobnicator", "frobnicator"},
+        {d.path.string() + " -o " + out.string() + " --model no-such-model", "no-such-model"},
+        {d.path.string() + " -o " + (dir / "ok.mp4" / "x.mp4").string(), "x.mp4"},
+        {d.path.string() + " -o " + out.string() + " --threads 1:2", "--threads"},
+    };
+    for (const auto& [args, name] : cases) {
+        int status = 0;
+        const std::string log = run_tool("upscale " + args + " -q", status);
+        EXPECT_NE(status, 0) << args << "\n" << log;
+        EXPECT_NE(log.find(name), std::string::npos) << args << "\n" << log;
+        EXPECT_EQ(log.find("internal error"), std::string::npos) << log;
+        EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << args << "\n" << log;
+        EXPECT_FALSE(fs::exists(out)) << args;
+    }
+    fs::remove_all(dir);
+}

@@ -1,0 +1,680 @@
+// The three-stage pipeline of media::transcode (see transcode.hpp): load, proc (GPU) and save
+// threads with bounded queues between them, and the calling thread showing progress.
+#include "transcode.hpp"
+
+extern "C" {
+#include <libavformat/avformat.h>
+#include <libavutil/frame.h>
+}
+
+#include <stb_image.h>
+#include <stb_image_write.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unistd.h>
+
+#include "convert.hpp"
+#include "queue.hpp"
+#include "reader.hpp"
+#include "vkml/error.hpp"
+#include "writer.hpp"
+
+namespace vkml::media {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::atomic<bool> g_sigint{false};
+
+extern "C" void on_sigint(int) {
+    g_sigint.store(true);
+    // A second Ctrl-C ends the process the usual way.
+    std::signal(SIGINT, SIG_DFL);
+}
+
+// Installs the SIGINT handler for the scope of a run and restores the previous one.
+class SigintScope {
+public:
+    explicit SigintScope(bool enable) : enabled_(enable) {
+        if (!enabled_) return;
+        g_sigint.store(false);
+        previous_ = std::signal(SIGINT, on_sigint);
+    }
+    ~SigintScope() {
+        if (enabled_) std::signal(SIGINT, previous_ == SIG_ERR ? SIG_DFL : previous_);
+    }
+    SigintScope(const SigintScope&) = delete;
+    SigintScope& operator=(const SigintScope&) = delete;
+
+private:
+    bool enabled_;
+    void (*previous_)(int) = SIG_DFL;
+};
+
+std::string lower_ext(const fs::path& p) {
+    std::string e = p.extension().string();
+    std::transform(e.begin(), e.end(), e.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return e;
+}
+
+double seconds_since(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::string human_bytes(uint64_t b) {
+    char buf[32];
+    if (b >= (1ull << 30))
+        std::snprintf(buf, sizeof buf, "%.2f GB", b / double(1ull << 30));
+    else if (b >= (1ull << 20))
+        std::snprintf(buf, sizeof buf, "%.1f MB", b / double(1ull << 20));
+    else
+        std::snprintf(buf, sizeof buf, "%.0f KB", b / 1024.0);
+    return buf;
+}
+
+std::string clock_text(double s) {
+    if (!(s >= 0) || s > 360000) return "--:--";
+    const long t = std::lround(s);
+    char buf[32];
+    if (t >= 3600)
+        std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", t / 3600, (t / 60) % 60, t % 60);
+    else
+        std::snprintf(buf, sizeof buf, "%ld:%02ld", t / 60, t % 60);
+    return buf;
+}
+
+// A stage's busy time: everything but waiting on its queues.
+struct Busy {
+    std::atomic<int64_t> ns{0};
+    void add(Clock::duration d) { ns += std::chrono::duration_cast<std::chrono::nanoseconds>(d).count(); }
+    double seconds() const { return double(ns.load()) * 1e-9; }
+};
+
+struct Item {
+    FramePtr frame;
+    FrameInfo info;
+};
+
+// The temporary file a run writes, renamed over the output on success: in the output's directory
+// (so the rename is atomic), hidden, with the output's extension (the container follows it).
+fs::path temporary_for(const fs::path& out) {
+    const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
+    return dir /
+           ("." + out.stem().string() + ".partial-" + std::to_string(::getpid()) + out.extension().string());
+}
+
+void check_output_dir(const fs::path& out) {
+    const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec))
+        throw Error(ErrorCode::Io, "'" + out.string() + "': cannot write: the directory '" + dir.string() +
+                                       "' does not exist");
+    if (::access(dir.c_str(), W_OK) != 0)
+        throw Error(ErrorCode::Io,
+                    "'" + out.string() + "': cannot write: no permission to write in '" + dir.string() + "'");
+    if (fs::is_directory(out, ec))
+        throw Error(ErrorCode::Io, "'" + out.string() + "': cannot write: it is a directory");
+}
+
+// The GPU work of one frame in flight.
+struct Slot {
+    std::unique_ptr<FrameUploader> up;
+    std::unique_ptr<FrameDownloader> down;
+    gpu::Tensor in, out;
+    std::unique_ptr<gpu::CommandBuffer> cmd;
+    uint64_t done = 0;
+    bool busy = false;
+    FrameInfo info;
+    int64_t pts = 0;
+};
+
+class SlotContext final : public FrameContext {
+public:
+    SlotContext(gpu::Device& d, Slot& s) : device_(d), slot_(s) {}
+    gpu::Device& device() override { return device_; }
+    gpu::CommandBuffer& cmd() override { return *slot_.cmd; }
+    const gpu::Tensor& input() const override { return slot_.in; }
+    const gpu::Tensor& output() const override { return slot_.out; }
+    const FrameInfo& info() const override { return slot_.info; }
+    void submit_and_wait() override {
+        slot_.cmd->end();
+        device_.wait(gpu::QueueRole::Compute, device_.submit(gpu::QueueRole::Compute, *slot_.cmd));
+        slot_.cmd->begin();
+    }
+
+private:
+    gpu::Device& device_;
+    Slot& slot_;
+};
+
+// What the proc stage needs to know about the frames it gets and the ones it makes.
+struct FormatPlan {
+    ConvertDesc in, out;
+};
+
+FramePtr load_image(const fs::path& path) {
+    int w = 0, h = 0, c = 0;
+    std::unique_ptr<stbi_uc, void (*)(void*)> px(stbi_load(path.c_str(), &w, &h, &c, 3), stbi_image_free);
+    if (!px)
+        throw Error(ErrorCode::Io,
+                    "'" + path.string() + "': cannot read the image (" + stbi_failure_reason() + ")");
+    FramePtr f = make_frame();
+    f->format = AV_PIX_FMT_RGB24;
+    f->width = w;
+    f->height = h;
+    if (av_frame_get_buffer(f.get(), 0) < 0)
+        throw Error(ErrorCode::OutOfHostMemory, "image frame allocation failed");
+    for (int y = 0; y < h; ++y)
+        std::memcpy(f->data[0] + int64_t(y) * f->linesize[0], px.get() + int64_t(y) * w * 3, size_t(w) * 3);
+    return f;
+}
+
+void save_image(const AVFrame& f, const fs::path& path) {
+    const fs::path tmp = temporary_for(path);
+    const std::string ext = lower_ext(path);
+    // stb writes rows from one stride; AVFrame's linesize is that stride.
+    int ok = 0;
+    if (ext == ".png")
+        ok = stbi_write_png(tmp.c_str(), f.width, f.height, 3, f.data[0], f.linesize[0]);
+    else {
+        std::vector<uint8_t> tight(size_t(f.width) * f.height * 3);
+        for (int y = 0; y < f.height; ++y)
+            std::memcpy(tight.data() + size_t(y) * f.width * 3, f.data[0] + int64_t(y) * f.linesize[0],
+                        size_t(f.width) * 3);
+        ok = stbi_write_jpg(tmp.c_str(), f.width, f.height, 3, tight.data(), 95);
+    }
+    if (!ok) {
+        std::error_code ec;
+        fs::remove(tmp, ec);
+        throw Error(ErrorCode::Io, "'" + path.string() + "': cannot write the image");
+    }
+    fs::rename(tmp, path);
+}
+
+} // namespace
+
+bool is_image_path(const fs::path& path) {
+    const std::string e = lower_ext(path);
+    return e == ".png" || e == ".jpg" || e == ".jpeg";
+}
+
+ThreadCounts parse_thread_counts(std::string_view text) {
+    ThreadCounts t;
+    int* fields[3] = {&t.load, &t.proc, &t.save};
+    size_t start = 0;
+    for (int i = 0; i < 3; ++i) {
+        const size_t colon = text.find(':', start);
+        if ((colon == std::string_view::npos) != (i == 2))
+            throw Error(ErrorCode::InvalidArgument,
+                        "--threads '" + std::string(text) + "': expected LOAD:PROC:SAVE, e.g. 2:2:4");
+        const std::string part(
+            text.substr(start, colon == std::string_view::npos ? std::string_view::npos : colon - start));
+        char* end = nullptr;
+        const long v = std::strtol(part.c_str(), &end, 10);
+        if (part.empty() || *end || v < 0 || v > 256)
+            throw Error(ErrorCode::InvalidArgument, "--threads '" + std::string(text) + "': '" + part +
+                                                        "' is not a thread count (0..256)");
+        *fields[i] = static_cast<int>(v);
+        start = colon + 1;
+    }
+    if (t.proc == 0) t.proc = 1;
+    return t;
+}
+
+std::string TranscodeStats::summary() const {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%lld frames in %.2f s (%.2f fps)", static_cast<long long>(frames),
+                  seconds, fps);
+    std::string s = buf;
+    for (size_t i = 0; i < stages.size(); ++i) {
+        std::snprintf(buf, sizeof buf, "%s %s %.2f fps", i ? "," : ";", stages[i].name.c_str(),
+                      stages[i].fps);
+        s += buf;
+    }
+    return s;
+}
+
+TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
+    SigintScope sigint(desc.handle_sigint);
+    auto cancelled = [&] { return g_sigint.load() || (desc.cancel && desc.cancel->load()); };
+    std::error_code ec;
+
+    // --- what the input and output are ---
+    if (desc.input.empty()) throw Error(ErrorCode::InvalidArgument, "no input file");
+    if (!fs::exists(desc.input, ec))
+        throw Error(ErrorCode::Io, "'" + desc.input.string() + "': no such file");
+    const bool folder = fs::is_directory(desc.input, ec);
+    const bool images = folder || is_image_path(desc.input);
+    std::vector<fs::path> image_inputs, image_outputs;
+    if (images) {
+        if (folder) {
+            for (const auto& e : fs::directory_iterator(desc.input))
+                if (e.is_regular_file() && is_image_path(e.path())) image_inputs.push_back(e.path());
+            std::sort(image_inputs.begin(), image_inputs.end());
+            if (image_inputs.empty())
+                throw Error(ErrorCode::InvalidArgument,
+                            "'" + desc.input.string() + "': no PNG or JPEG images in the folder");
+        } else {
+            image_inputs.push_back(desc.input);
+        }
+        if (!desc.benchmark) {
+            if (desc.output.empty()) throw Error(ErrorCode::InvalidArgument, "no output given");
+            const bool out_dir = folder || fs::is_directory(desc.output, ec) || !desc.output.has_extension();
+            if (out_dir) {
+                fs::create_directories(desc.output, ec);
+                if (ec || ::access(desc.output.c_str(), W_OK) != 0)
+                    throw Error(ErrorCode::Io, "'" + desc.output.string() +
+                                                   "': cannot write into this folder" +
+                                                   (ec ? " (" + ec.message() + ")" : std::string()));
+                for (const auto& p : image_inputs) image_outputs.push_back(desc.output / p.filename());
+            } else {
+                if (!is_image_path(desc.output))
+                    throw Error(ErrorCode::InvalidArgument,
+                                "'" + desc.output.string() +
+                                    "': an image's output must be a .png or .jpg file (or a folder)");
+                check_output_dir(desc.output);
+                image_outputs.push_back(desc.output);
+            }
+            for (size_t i = 0; i < image_inputs.size(); ++i)
+                if (fs::equivalent(image_inputs[i], image_outputs[i], ec))
+                    throw Error(ErrorCode::InvalidArgument,
+                                "'" + image_outputs[i].string() + "': the output would overwrite the input");
+        }
+    }
+
+    std::unique_ptr<VideoReader> reader;
+    if (!images) reader = std::make_unique<VideoReader>(ReaderDesc{desc.input, desc.threads.load});
+    fs::path tmp_out;
+    std::unique_ptr<VideoWriter> writer;
+    Size in_size = reader ? reader->info().size : Size{};
+    Size out_size;
+    if (reader) {
+        out_size = processor.output_size(in_size.width, in_size.height);
+        if (out_size.width <= 0 || out_size.height <= 0)
+            throw Error(ErrorCode::InvalidArgument, processor.name() + ": no output size for " +
+                                                        std::to_string(in_size.width) + "x" +
+                                                        std::to_string(in_size.height));
+        if (!desc.benchmark) {
+            if (desc.output.empty()) throw Error(ErrorCode::InvalidArgument, "no output file given");
+            if (fs::exists(desc.output, ec) && fs::equivalent(desc.output, desc.input, ec))
+                throw Error(ErrorCode::InvalidArgument,
+                            "'" + desc.output.string() + "': the output would overwrite the input");
+            check_output_dir(desc.output);
+            tmp_out = temporary_for(desc.output);
+            WriterDesc wd{.path = tmp_out,
+                          .name_for_format = desc.output,
+                          .codec = desc.codec,
+                          .crf = desc.crf,
+                          .preset = desc.preset,
+                          .pix_fmt = desc.pix_fmt,
+                          .options = desc.encoder_options,
+                          .threads = desc.threads.save,
+                          .size = out_size,
+                          .source = reader.get()};
+            try {
+                writer = std::make_unique<VideoWriter>(wd);
+            } catch (...) {
+                fs::remove(tmp_out, ec);
+                throw;
+            }
+        }
+    }
+    // Removes the temporary file on every failure path.
+    struct TmpGuard {
+        fs::path path;
+        ~TmpGuard() {
+            std::error_code e;
+            if (!path.empty()) fs::remove(path, e);
+        }
+    } tmp_guard{tmp_out};
+
+    std::unique_ptr<gpu::Device> own_device;
+    gpu::Device* device = desc.device;
+    if (!device) {
+        own_device = gpu::Device::create();
+        device = own_device.get();
+    }
+
+    // --- the pipeline ---
+    const int in_flight = std::clamp(desc.threads.proc, 1, 4);
+    BoundedQueue<Item> to_proc(static_cast<size_t>(in_flight) + 2),
+        to_save(static_cast<size_t>(in_flight) + 2);
+    std::mutex error_mutex;
+    std::exception_ptr error;
+    auto fail_with = [&](std::exception_ptr e) {
+        {
+            std::lock_guard lock(error_mutex);
+            if (!error) error = e;
+        }
+        to_proc.abort();
+        to_save.abort();
+    };
+    Busy load_busy, proc_busy, save_busy;
+    std::atomic<int64_t> frames_done{0}, frames_loaded{0};
+    std::atomic<uint64_t> output_bytes{0};
+    std::atomic<bool> stopped_early{false};
+    std::mutex side_mutex; // packets of copied streams, from the load thread to the save thread
+    std::deque<PacketPtr> side_packets;
+    const int64_t total = images
+                              ? static_cast<int64_t>(image_inputs.size())
+                              : (desc.max_frames > 0 && reader->info().frame_count > 0
+                                     ? std::min(desc.max_frames, reader->info().frame_count)
+                                     : (desc.max_frames > 0 ? desc.max_frames : reader->info().frame_count));
+    const auto t0 = Clock::now();
+
+    std::thread load([&] {
+        try {
+            if (reader && writer)
+                reader->on_other_packet = [&](PacketPtr p) {
+                    std::lock_guard lock(side_mutex);
+                    side_packets.push_back(std::move(p));
+                };
+            for (int64_t i = 0;; ++i) {
+                if (cancelled()) {
+                    stopped_early = true;
+                    break;
+                }
+                if (desc.max_frames > 0 && i >= desc.max_frames) break;
+                const auto t = Clock::now();
+                Item item;
+                if (images) {
+                    if (i >= static_cast<int64_t>(image_inputs.size())) break;
+                    item.frame = load_image(image_inputs[i]);
+                    item.info = {i, i, double(i), image_inputs[i].string()};
+                } else {
+                    item.frame = reader->read_frame();
+                    if (!item.frame) {
+                        if (reader->truncated())
+                            throw Error(ErrorCode::Io,
+                                        "'" + desc.input.string() + "': the file ends early after " +
+                                            std::to_string(i) + " frames (truncated or damaged)");
+                        if (i == 0)
+                            throw Error(ErrorCode::InvalidArgument,
+                                        "'" + desc.input.string() + "': no video frame could be decoded");
+                        break;
+                    }
+                    const auto& vi = reader->info();
+                    item.info = {i, item.frame->pts,
+                                 double(item.frame->pts - vi.start_pts) * vi.time_base.value(),
+                                 desc.input.string()};
+                }
+                load_busy.add(Clock::now() - t);
+                ++frames_loaded;
+                if (!to_proc.push(std::move(item))) return;
+            }
+            // The rest of the copied streams (audio longer than the video) when not cancelled.
+            if (reader && writer && !stopped_early) {
+                reader->on_other_packet = [&](PacketPtr p) {
+                    std::lock_guard lock(side_mutex);
+                    side_packets.push_back(std::move(p));
+                };
+                while (reader->read_frame()) {
+                }
+            }
+            to_proc.close();
+        } catch (...) {
+            fail_with(std::current_exception());
+        }
+    });
+
+    std::thread proc([&] {
+        try {
+            std::vector<Slot> slots(static_cast<size_t>(in_flight));
+            // Whatever ends this stage (the end, an error, an abort), the GPU is done with the slots
+            // before they are destroyed.
+            struct WaitForSlots {
+                gpu::Device& device;
+                std::vector<Slot>& slots;
+                ~WaitForSlots() {
+                    for (const Slot& s : slots)
+                        if (s.busy) try {
+                                device.wait(gpu::QueueRole::Compute, s.done);
+                            } catch (...) {
+                            }
+                }
+            } wait_for_slots{*device, slots};
+            size_t next = 0;
+            Size prepared{};
+            ConvertDesc cur_in{}, cur_out{};
+            bool configured = false;
+            auto finish = [&](Slot& s) -> bool {
+                device->wait(gpu::QueueRole::Compute, s.done);
+                Item out;
+                out.frame = s.down->read();
+                out.frame->pts = s.pts;
+                out.info = s.info;
+                s.busy = false;
+                const auto t = Clock::now();
+                const bool ok = to_save.push(std::move(out));
+                proc_busy.add(-(Clock::now() - t)); // waiting on the save queue is not GPU work
+                return ok;
+            };
+            auto finish_all = [&]() -> bool {
+                for (size_t k = 0; k < slots.size(); ++k) {
+                    Slot& s = slots[(next + k) % slots.size()];
+                    if (s.busy && !finish(s)) return false;
+                }
+                return true;
+            };
+            for (;;) {
+                std::optional<Item> item = to_proc.pop();
+                if (!item) break;
+                const auto t = Clock::now();
+                AVFrame& f = *item->frame;
+                const Size fs_size{f.width, f.height};
+                const bool new_format =
+                    !configured || fs_size != Size{cur_in.size} || f.format != cur_in.pix_fmt;
+                if (new_format) {
+                    if (!finish_all()) return;
+                    if (fs_size != prepared) {
+                        processor.prepare({device, fs_size, desc.tile, in_flight});
+                        prepared = fs_size;
+                    }
+                    const Size o = processor.output_size(fs_size.width, fs_size.height);
+                    const gpu::DType dt = processor.dtype();
+                    cur_in = {.pix_fmt = f.format,
+                              .size = fs_size,
+                              .matrix = reader ? reader->info().matrix : ColorMatrix::Bt709,
+                              .range = reader ? reader->info().range : ColorRange::Full,
+                              .dtype = dt,
+                              .chroma_location = reader ? static_cast<int>(f.chroma_location) : 0};
+                    cur_out = {.pix_fmt = writer ? writer->pix_fmt()
+                                                 : (images ? int(AV_PIX_FMT_RGB24) : int(AV_PIX_FMT_YUV420P)),
+                               .size = o,
+                               .matrix = writer ? writer->matrix() : cur_in.matrix,
+                               .range = writer ? writer->range() : cur_in.range,
+                               .dtype = dt};
+                    for (Slot& s : slots) {
+                        s.up = std::make_unique<FrameUploader>(*device, cur_in);
+                        s.down = std::make_unique<FrameDownloader>(*device, cur_out);
+                        s.in =
+                            gpu::Tensor(*device, {1, 3, fs_size.height, fs_size.width}, dt, "media rgb in");
+                        s.out = gpu::Tensor(*device, {1, 3, o.height, o.width}, dt, "media rgb out");
+                        if (!s.cmd)
+                            s.cmd = std::make_unique<gpu::CommandBuffer>(*device, gpu::QueueRole::Compute);
+                    }
+                    configured = true;
+                }
+                Slot& s = slots[next];
+                if (s.busy && !finish(s)) return;
+                s.info = item->info;
+                s.pts = f.pts;
+                s.up->stage(f);
+                item->frame.reset();
+                s.cmd->begin();
+                s.up->record(*s.cmd, s.in);
+                SlotContext ctx(*device, s);
+                processor.process(ctx);
+                s.down->record(*s.cmd, s.out);
+                s.cmd->end();
+                s.done = device->submit(gpu::QueueRole::Compute, *s.cmd);
+                s.busy = true;
+                next = (next + 1) % slots.size();
+                proc_busy.add(Clock::now() - t);
+            }
+            const auto t = Clock::now();
+            const bool ok = finish_all();
+            proc_busy.add(Clock::now() - t);
+            if (ok) to_save.close();
+        } catch (...) {
+            fail_with(std::current_exception());
+        }
+    });
+
+    std::thread save([&] {
+        try {
+            auto drain_side = [&] {
+                std::deque<PacketPtr> batch;
+                {
+                    std::lock_guard lock(side_mutex);
+                    batch.swap(side_packets);
+                }
+                for (PacketPtr& p : batch) writer->write_packet(std::move(p));
+            };
+            size_t image_index = 0;
+            for (;;) {
+                std::optional<Item> item = to_save.pop();
+                if (!item) break;
+                const auto t = Clock::now();
+                if (writer) {
+                    drain_side();
+                    writer->write_frame(item->frame.get());
+                    output_bytes = writer->bytes_written();
+                } else if (images && !desc.benchmark) {
+                    save_image(*item->frame, image_outputs.at(image_index++));
+                    output_bytes += fs::file_size(image_outputs[image_index - 1]);
+                }
+                ++frames_done;
+                save_busy.add(Clock::now() - t);
+            }
+            {
+                std::lock_guard lock(error_mutex);
+                if (error) return;
+            }
+            if (writer) {
+                const auto t = Clock::now();
+                drain_side();
+                writer->finish();
+                save_busy.add(Clock::now() - t);
+                output_bytes = fs::file_size(tmp_out);
+            }
+        } catch (...) {
+            fail_with(std::current_exception());
+        }
+    });
+
+    // --- progress, on this thread ---
+    const bool tty = ::isatty(STDERR_FILENO) != 0;
+    auto last_print = Clock::now();
+    std::deque<std::pair<double, int64_t>> window; // (seconds, frames) for a recent fps
+    bool bar_shown = false;
+    auto report = [&](bool final_line) {
+        const double s = seconds_since(t0);
+        const int64_t done = frames_done.load();
+        window.emplace_back(s, done);
+        while (window.size() > 2 && window.front().first < s - 5) window.pop_front();
+        const double dt = window.back().first - window.front().first;
+        const double fps =
+            dt > 0.5 ? (window.back().second - window.front().second) / dt : (s > 0 ? done / s : 0);
+        Progress p{done, total, s, fps, output_bytes.load()};
+        if (desc.on_progress) {
+            desc.on_progress(p);
+            return;
+        }
+        if (desc.quiet) return;
+        const double eta = total > 0 && fps > 0 ? double(total - done) / fps : -1;
+        char line[256];
+        if (tty) {
+            const int width = 24;
+            const int filled =
+                total > 0
+                    ? static_cast<int>(std::min<int64_t>(width, done * width / std::max<int64_t>(total, 1)))
+                    : 0;
+            std::string bar(static_cast<size_t>(filled), '#');
+            bar.append(static_cast<size_t>(width - filled), '.');
+            std::snprintf(line, sizeof line, "\r[%s] %lld/%s frames  %.1f fps  ETA %s  %s   ", bar.c_str(),
+                          static_cast<long long>(done), total > 0 ? std::to_string(total).c_str() : "?", fps,
+                          clock_text(eta).c_str(), human_bytes(p.output_bytes).c_str());
+            std::fputs(line, stderr);
+            bar_shown = true;
+            if (final_line) std::fputs("\n", stderr);
+        } else if (!final_line) {
+            std::snprintf(line, sizeof line, "%s: %lld/%s frames, %.1f fps, ETA %s, %s\n",
+                          desc.log_name.c_str(), static_cast<long long>(done),
+                          total > 0 ? std::to_string(total).c_str() : "?", fps, clock_text(eta).c_str(),
+                          human_bytes(p.output_bytes).c_str());
+            std::fputs(line, stderr);
+        }
+        std::fflush(stderr);
+    };
+    std::atomic<bool> all_done{false};
+    std::thread joiner([&] {
+        load.join();
+        proc.join();
+        save.join();
+        all_done = true;
+    });
+    while (!all_done) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        if (cancelled() && !stopped_early) {
+            // Wake the load stage if it waits on a full queue: it checks the flag before each read.
+        }
+        const double interval = tty ? 0.25 : 5.0;
+        if (std::chrono::duration<double>(Clock::now() - last_print).count() >= interval && !all_done) {
+            last_print = Clock::now();
+            report(false);
+        }
+    }
+    joiner.join();
+    if (bar_shown) report(true);
+    if (error) std::rethrow_exception(error);
+
+    TranscodeStats st;
+    st.seconds = seconds_since(t0);
+    st.frames = frames_done.load();
+    st.fps = st.seconds > 0 ? st.frames / st.seconds : 0;
+    auto stage = [&](const char* name, const Busy& b) {
+        const double s = b.seconds();
+        st.stages.push_back({name, s, s > 0 ? st.frames / s : 0});
+    };
+    stage(images ? "load" : "decode", load_busy);
+    stage("gpu", proc_busy);
+    if (!desc.benchmark) stage(images ? "save" : "encode", save_busy);
+    st.input_size = images ? Size{} : in_size;
+    st.output_size = images ? Size{} : out_size;
+    st.output_bytes = output_bytes.load();
+    st.cancelled = stopped_early.load();
+    if (writer) {
+        if (st.cancelled && desc.no_partial) {
+            fs::remove(tmp_out, ec);
+        } else {
+            fs::rename(tmp_out, desc.output, ec);
+            if (ec)
+                throw Error(ErrorCode::Io, "'" + desc.output.string() +
+                                               "': cannot move the finished file into place (" +
+                                               ec.message() + ")");
+            st.output = desc.output;
+            st.partial_kept = st.cancelled;
+        }
+        tmp_guard.path.clear();
+    } else if (images && !desc.benchmark) {
+        st.output = image_outputs.size() == 1 && !folder ? image_outputs[0] : desc.output;
+        st.partial_kept = st.cancelled;
+    }
+    return st;
+}
+
+} // namespace vkml::media
