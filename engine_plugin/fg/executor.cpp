@@ -73,18 +73,24 @@ public:
             }
             check_vk(vkBindImageMemory(device.vk(), image_, memory_->memory(), memory_->offset()),
                      "vkBindImageMemory");
+            // Images only copied to and from (transfer usage alone) may not have views.
+            constexpr VkImageUsageFlags view_usage = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_STORAGE_BIT |
+                                                     VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT |
+                                                     VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT |
+                                                     VK_IMAGE_USAGE_INPUT_ATTACHMENT_BIT;
             VkImageViewCreateInfo vi{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
             vi.image = image_;
             vi.viewType = VK_IMAGE_VIEW_TYPE_2D;
             vi.format = r.format;
             vi.subresourceRange = {format_aspect(r.format), 0, 1, 0, 1};
-            check_vk(vkCreateImageView(device.vk(), &vi, nullptr, &view_), "vkCreateImageView");
+            if (r.image_usage & view_usage)
+                check_vk(vkCreateImageView(device.vk(), &vi, nullptr, &view_), "vkCreateImageView");
         } catch (...) {
             destroy();
             throw;
         }
         device.set_debug_name(VK_OBJECT_TYPE_IMAGE, image_, name);
-        device.set_debug_name(VK_OBJECT_TYPE_IMAGE_VIEW, view_, name);
+        if (view_) device.set_debug_name(VK_OBJECT_TYPE_IMAGE_VIEW, view_, name);
     }
     ~OwnedImage() { destroy(); }
     OwnedImage(const OwnedImage&) = delete;
