@@ -13,5 +13,7 @@ int ops_main(Args args);
 int bench_main(Args args);
 int bench_model_main(Args args);
 int run_main(Args args);
+int upscale_main(Args args);
+int detect_main(Args args);
 
 } // namespace vkml::tool

@@ -20,6 +20,8 @@ void usage(FILE* out) {
                  "  ops [--markdown]    list the supported operators with their dtypes and limits\n"
                  "  bench ops [...]     time each operator on the GPU (vkml bench for options)\n"
                  "  run MODEL [...]     run a model on image or .npy inputs (vkml run --help)\n"
+                 "  upscale [INPUT]     upscale a video, image or folder (vkml upscale --help)\n"
+                 "  detect INPUT... [...] detect objects in images, folders, videos (vkml detect --help)\n"
                  "  help                show this text\n"
                  "  version             print the version\n\n"
                  "With no command, vkml runs `info` and then `selftest`.\n\n"
@@ -49,6 +51,8 @@ int main(int argc, char** argv) {
         if (cmd == "ops") return vkml::tool::ops_main(rest);
         if (cmd == "bench") return vkml::tool::bench_main(rest);
         if (cmd == "run") return vkml::tool::run_main(rest);
+        if (cmd == "upscale") return vkml::tool::upscale_main(rest);
+        if (cmd == "detect") return vkml::tool::detect_main(rest);
         if (cmd == "version" || cmd == "--version") {
             std::printf("vkml %s\n", VKML_VERSION_STRING);
             return 0;

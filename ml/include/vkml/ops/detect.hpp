@@ -196,4 +196,179 @@ private:
     std::unique_ptr<detail::DetectImagePipeline> pipeline_;
 };
 
+// ---------------------------------------------------------------------------------------------
+// Detector pre- and post-processing: letterbox an image into a model's input, decode a model's
+// raw outputs into candidate boxes, and gather NMS's selection into a small list of detections,
+// so that a detector runs from pixels to final boxes on the GPU and only those boxes are read back:
+//
+//     Letterbox -> model (Session) -> YoloDecode / NanoDetDecode -> NonMaxSuppression
+//               -> GatherDetections
+//
+// Decoders write three f32 tensors (f32 always: box coordinates are pixels, up to thousands, and
+// the class offset below exceeds f16's range):
+//   candidates [B, N, 6]: x0, y0, x1, y1 (model-input pixels), score, class index (as a float);
+//   nms_boxes  [B, N, 4]: the candidate's box moved by class * class_offset along both axes, so
+//              that one NonMaxSuppression group (C = 1, center_point_box 0) never lets boxes of
+//              different classes suppress each other: class-aware NMS with a single sort;
+//   scores     [B, 1, N]: the candidate's score (the best class's), NonMaxSuppression's scores.
+// A box keeps only its best class (as YOLOv5/v8's own non-max suppression without multi-label).
+
+// Where a letterboxed source lies in the model's input: content scaled by (scale_x, scale_y) (the
+// same aspect up to rounding) at (left, top), content_width x content_height pixels, the rest
+// padding. As YOLOv5/v8 letterbox: scale = min(dst_w / src_w, dst_h / src_h), content size rounded
+// to the nearest pixel, padding split evenly with the odd pixel going right / bottom.
+struct LetterboxGeometry {
+    uint32_t src_width = 0, src_height = 0;
+    uint32_t dst_width = 0, dst_height = 0;
+    uint32_t content_width = 0, content_height = 0;
+    uint32_t left = 0, top = 0;
+    float scale_x = 1.f, scale_y = 1.f; // content / source
+};
+LetterboxGeometry letterbox_geometry(uint32_t src_width, uint32_t src_height, uint32_t dst_width,
+                                     uint32_t dst_height);
+
+// Letterbox (vkml op): resizes a [1, 3, H, W] image tensor into the content rectangle of a
+// [1, 3, height, width] output with bilinear interpolation (half-pixel centres, edges clamped, no
+// antialiasing: OpenCV's INTER_LINEAR, as YOLO tool chains letterbox), fills the rest with
+// pad_value, then applies `transform` (per output channel, as ImageToTensor) to every value.
+// Input: NCHW f32 or f16 [1, 3, H, W] (values as the pixels: 0..1), or packed u8 pixels
+// [1, H, W, 3 or 4] (NHWC, byte / 255; the fourth channel is ignored), which is what image files
+// decode to. The output dtype is `dtype` (f32 or f16), independent of the input's.
+struct LetterboxDesc {
+    TensorDesc input;
+    uint32_t width = 0, height = 0; // of the output
+    DType dtype = DType::f32;
+    float pad_value = 114.f / 255.f; // in pixel units (before the transform)
+    ChannelOrder order = ChannelOrder::RGB;
+    PixelTransform transform;
+};
+
+class Letterbox final : public Op {
+public:
+    static std::unique_ptr<Letterbox> create(gpu::Device& device, const LetterboxDesc& desc);
+    const char* type() const override { return "Letterbox"; }
+    const LetterboxGeometry& geometry() const { return geometry_; }
+
+    Letterbox(gpu::Device& device, const LetterboxDesc& desc); // use create()
+
+private:
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    LetterboxGeometry geometry_;
+    std::array<float, 12> push_{};
+    const gpu::Pipeline* pipeline_ = nullptr;
+};
+
+// YoloDecode (vkml op): the output of a YOLO-format ONNX export into candidates (see above).
+//   V5: [B, N, 5 + C] rows (cx, cy, w, h, objectness, C class scores): score = objectness * best;
+//   V8: [B, 4 + C, N] columns (cx, cy, w, h, C class scores): score = best class score.
+// Boxes are centre/size in model-input pixels; scores are probabilities (the exports' own sigmoid).
+enum class YoloFormat : uint8_t { V5, V8 };
+
+struct YoloDecodeDesc {
+    TensorDesc input; // f32 or f16
+    YoloFormat format = YoloFormat::V8;
+    // Per-class shift of nms_boxes: more than any box coordinate's range (4096 suits inputs up to
+    // about 1500 pixels, whose decoded boxes may reach past the borders).
+    float class_offset = 4096.f;
+};
+
+class YoloDecode final : public Op {
+public:
+    static std::unique_ptr<YoloDecode> create(gpu::Device& device, const YoloDecodeDesc& desc);
+    const char* type() const override { return "YoloDecode"; }
+    YoloDecode(gpu::Device& device, const YoloDecodeDesc& desc); // use create()
+
+private:
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    uint32_t boxes_ = 0;
+    const gpu::Pipeline* pipeline_ = nullptr;
+};
+
+// NanoDetDecode (vkml op): NanoDet's (GFL) heads into candidates (see above). Per level l with
+// stride s_l over a width x height input: class scores [B, N_l, C] (after the model's sigmoid) and
+// box distributions [B, N_l, 4 * bins] (left, top, right, bottom: each side's distance, in strides,
+// is the expectation of a softmax over bins 0 .. bins - 1). Cell i sits at column i % G, row
+// i / G of a G = ceil(width / s_l) wide grid; its centre is ((column + center_offset) * s,
+// (row + center_offset) * s). Inputs: every level's scores, then every level's boxes, in the order
+// of `strides`; N = sum N_l.
+struct NanoDetDecodeDesc {
+    std::vector<TensorDesc> scores;
+    std::vector<TensorDesc> boxes;
+    std::vector<uint32_t> strides = {8, 16, 32};
+    uint32_t width = 0, height = 0; // the model's input
+    float center_offset = 0.f;
+    float class_offset = 4096.f;
+};
+
+class NanoDetDecode final : public Op {
+public:
+    static std::unique_ptr<NanoDetDecode> create(gpu::Device& device, const NanoDetDecodeDesc& desc);
+    const char* type() const override { return "NanoDetDecode"; }
+    NanoDetDecode(gpu::Device& device, const NanoDetDecodeDesc& desc); // use create()
+
+private:
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    struct Level {
+        uint32_t cells = 0, base = 0;
+        const gpu::Pipeline* pipeline = nullptr;
+    };
+    std::vector<Level> levels_;
+};
+
+// GatherDetections (vkml op): NonMaxSuppression's selection (C = 1) into the final detections.
+// Inputs: candidates [1, N, 6] f32, selected_indices [K, 3] and count [1] (i64 or i32, as NMS
+// wrote them). Outputs: detections [K, 6] f32, rows in selection order (best first): x0, y0, x1,
+// y1 mapped to source pixels, x = (x_model - offset_x) / scale_x (y likewise) clipped to
+// [0, clip_width] x [0, clip_height] when those are set, then score and class; rows past the
+// count are zero; and count [1] i32. Both small enough to read back every frame.
+struct GatherDetectionsDesc {
+    TensorDesc candidates;       // [1, N, 6] f32
+    TensorDesc selected_indices; // [K, 3] i64 or i32
+    float scale_x = 1.f, scale_y = 1.f;
+    float offset_x = 0.f, offset_y = 0.f;
+    float clip_width = 0.f, clip_height = 0.f; // 0: no clipping on that axis
+};
+// The mapping that undoes a letterbox.
+void set_mapping(GatherDetectionsDesc& desc, const LetterboxGeometry& geometry);
+
+class GatherDetections final : public Op {
+public:
+    static std::unique_ptr<GatherDetections> create(gpu::Device& device, const GatherDetectionsDesc& desc);
+    const char* type() const override { return "GatherDetections"; }
+    GatherDetections(gpu::Device& device, const GatherDetectionsDesc& desc); // use create()
+
+private:
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    uint32_t rows_ = 0;
+    std::array<float, 6> push_{};
+    const gpu::Pipeline* pipeline_ = nullptr;
+};
+
+// CompositeOver (vkml op): an 8-bit premultiplied RGBA overlay [1, H, W, 4] (u8, as CPU drawing
+// onto a transparent canvas leaves it: text.hpp's blending over (0, 0, 0, 0)) composited over an
+// image tensor [1, 3, H, W] (f32 or f16, values 0..1): out = image * (1 - a) + rgb, with a and
+// rgb the overlay's bytes / 255. For boxes and labels drawn on the CPU and put onto video frames
+// on the GPU. The overlay is read as 32-bit words (its size is a multiple of 4 bytes).
+struct CompositeOverDesc {
+    TensorDesc image;   // [1, 3, H, W] f32 or f16; the output has the same shape and dtype
+    TensorDesc overlay; // [1, H, W, 4] u8
+};
+
+class CompositeOver final : public Op {
+public:
+    static std::unique_ptr<CompositeOver> create(gpu::Device& device, const CompositeOverDesc& desc);
+    const char* type() const override { return "CompositeOver"; }
+    CompositeOver(gpu::Device& device, const CompositeOverDesc& desc); // use create()
+
+private:
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    uint32_t pixels_ = 0;
+    const gpu::Pipeline* pipeline_ = nullptr;
+};
+
 } // namespace vkml::ops
