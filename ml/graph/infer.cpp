@@ -1,4 +1,5 @@
 // The passes before fusion: pruning, static input shapes, and shape inference with host folding.
+#include <algorithm>
 #include <set>
 
 #include "lower.hpp"
@@ -54,6 +55,7 @@ size_t prune(Graph& g) {
 void fix_input_shapes(Graph& g, const std::map<std::string, int64_t, std::less<>>& free_dims,
                       const std::map<std::string, std::vector<int64_t>, std::less<>>& input_shapes) {
     if (!free_dims.empty()) apply_free_dimension_overrides(g, free_dims);
+    bool redeclared = false; // an input given another size than the model declares
     for (const auto& [name, dims] : input_shapes) {
         const ValueId id = g.find(name);
         bool is_input = false;
@@ -75,16 +77,35 @@ void fix_input_shapes(Graph& g, const std::map<std::string, int64_t, std::less<>
             g.fail("input '" + name + "' is declared " + to_string(*v.shape) + ", which does not fit " +
                    want);
         for (size_t k = 0; k < dims.size(); ++k) {
+            if (dims[k] < 0)
+                g.fail("input '" + name + "' cannot be given the shape " + want +
+                       ": sizes must not be negative");
             const Dim d = (*v.shape)[k];
             if (d.is_known()) {
-                if (d.size != dims[k])
-                    g.fail("input '" + name + "' is declared " + to_string(*v.shape) +
-                           ", which does not fit " + want);
+                // Exporters often write the example input's size where the network takes any
+                // (the ONNX model zoo's fast-neural-style models say 1x3x224x224): an explicit
+                // shape overrides the declared one, as ONNX Runtime runs such models at other
+                // sizes. A model that really needs the declared size fails at the node that
+                // does not fit, naming it.
+                if (d.size != dims[k]) {
+                    (*v.shape)[k] = Dim::known(dims[k]);
+                    redeclared = true;
+                }
             } else if (!d.symbol.empty()) {
                 g.set_free_dimension(d.symbol, dims[k]);
             } else {
                 (*v.shape)[k] = Dim::known(dims[k]);
             }
+        }
+    }
+    if (redeclared) {
+        // The declared shapes of computed values were derived for the old input size: forget
+        // them (inference gives every one its shape), so that the graph outputs are not checked
+        // against stale declarations.
+        for (ValueId id = 0; id < g.value_count(); ++id) {
+            Value& v = g.value(id);
+            if (!v.is_constant() && std::find(g.inputs().begin(), g.inputs().end(), id) == g.inputs().end())
+                v.shape.reset();
         }
     }
     for (ValueId id : g.inputs()) {

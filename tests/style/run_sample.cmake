@@ -1,0 +1,26 @@
+# Runs the style_transfer sample as a user does and checks the exit code, the output and the files
+# it must write. -DEXE=... -DARGS="a|b|c" ("|" separates arguments) -DRC=0 [-DEXPECT=regex]
+# [-DFILES="f1|f2" (relative to WORK)] [-DWORK=dir (emptied first)] [-DKEEP=1 (do not empty WORK)]
+string(REPLACE "|" ";" args "${ARGS}")
+if(NOT KEEP)
+  file(REMOVE_RECURSE "${WORK}")
+endif()
+file(MAKE_DIRECTORY "${WORK}")
+execute_process(COMMAND "${EXE}" ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
+                WORKING_DIRECTORY "${WORK}")
+message("${out}${err}")
+if(NOT rc STREQUAL "${RC}")
+  message(FATAL_ERROR "style_transfer exited with ${rc}, expected ${RC}")
+endif()
+if(DEFINED EXPECT AND NOT "${out}${err}" MATCHES "${EXPECT}")
+  message(FATAL_ERROR "the output does not match '${EXPECT}'")
+endif()
+if("${out}${err}" MATCHES "Validation Error|vkml error")
+  message(FATAL_ERROR "validation or vkml errors in the output")
+endif()
+string(REPLACE "|" ";" files "${FILES}")
+foreach(f IN LISTS files)
+  if(NOT EXISTS "${WORK}/${f}")
+    message(FATAL_ERROR "style_transfer did not write ${WORK}/${f}")
+  endif()
+endforeach()
