@@ -211,7 +211,8 @@ TEST_F(ConvTest, AutoChoosesKernelByShape) {
             ->kernel();
     };
     EXPECT_EQ(kernel({1, 8, 9, 9}, {4, 8, 1, 1}, 1, {}), ConvKernel::Gemm1x1);
-    EXPECT_EQ(kernel({1, 8, 9, 9}, {4, 8, 3, 3}, 1, {1, 1, 1, 1}), ConvKernel::ImplicitGemm);
+    EXPECT_EQ(kernel({1, 8, 9, 9}, {32, 8, 3, 3}, 1, {1, 1, 1, 1}), ConvKernel::ImplicitGemm);
+    EXPECT_EQ(kernel({1, 8, 9, 9}, {31, 8, 3, 3}, 1, {1, 1, 1, 1}), ConvKernel::Direct); // few channels
     EXPECT_EQ(kernel({1, 8, 9, 9}, {8, 1, 3, 3}, 8, {1, 1, 1, 1}), ConvKernel::Direct);
     EXPECT_EQ(kernel({1, 8, 9, 9}, {4, 8, 1, 1}, 1, {1, 1, 1, 1}), ConvKernel::Direct);
 }
