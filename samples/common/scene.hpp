@@ -28,6 +28,13 @@ namespace vkml::samples {
 
 struct SceneDesc {
     uint32_t samples = 4; // MSAA sample count: 1, 2, 4 or 8 (clamped to what the device supports)
+    // Camera zoom (focal length multiplier, >= 1): the view is the centre 1/zoom of the default
+    // view, i.e. exactly the centre crop of a zoom-times-larger render. A small render with
+    // zoom = full height / its height shows the scene's detail at the pixel scale of the full-size
+    // render (a window of that frame), which is what image-quality comparisons at small sizes need:
+    // at zoom 1 a 128x96 frame squeezes the whole scene's texture detail far below a pixel.
+    // The environment variable VKML_SCENE_ZOOM, when set, overrides it (samples have no flag).
+    float zoom = 1;
 };
 
 class Scene {
