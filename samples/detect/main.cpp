@@ -4,13 +4,18 @@
 // In the scene mode the detector is an ML pass of the frame graph that reads the rendered frame
 // (on the async compute queue with --async-compute, or the 'a' key), and the boxes are drawn into
 // the frame by a raster pass (clear rectangles inside dynamic rendering) with labels from the GPU
-// overlay. The boxes shown belong to the frame whose detection finished most recently: the
-// detector of frame N overlaps the rendering of the next frames instead of stalling the frame.
+// overlay. The boxes shown belong to the frame whose detection finished most recently (read at
+// record time, frames_in_flight frames back). With --async-compute the detector also runs one
+// frame behind the render (samples/common/history.hpp): frame N's detector reads frame N-1's
+// render from a history image while frame N renders beside it on the graphics queue. Headless runs
+// write DIR/detections.json: per frame, the boxes drawn and which frame's render they came from.
 #include <GLFW/glfw3.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -18,6 +23,7 @@
 #include <vector>
 
 #include "common/app.hpp"
+#include "common/history.hpp"
 #include "common/scene.hpp"
 #include "detect_app.hpp"
 #include "vkml/error.hpp"
@@ -31,16 +37,28 @@ using namespace vkml;
 class SceneDetect final : public samples::Sample {
 public:
     SceneDetect(samples::App& app, const passes::DetectorDesc& desc)
-        : app_(app), scene_(app.device()), detector_(app.device(), desc), overlay_(app.device()) {
+        : app_(app), scene_(app.device()), detector_(app.device(), desc), overlay_(app.device()),
+          history_(app.device(), "render history") {
+        slot_source_.assign(app.executor().frames_in_flight(), -1);
         app.status(detector_.describe());
     }
 
     fg::ImageHandle build(fg::FrameGraph& graph, const samples::FrameState& state) override {
         const uint32_t w = state.extent.width, h = state.extent.height;
         fg::ImageHandle color = scene_.add_passes(graph, w, h, [this] { return time_; });
-        detector_.add_pass(graph, color,
+        schedule_ = samples::schedule_for(app_);
+        const bool behind = schedule_ == samples::MlSchedule::OneFrameBehind;
+        // One frame behind: the detector reads the previous frame's render; this frame's render is
+        // stored after that read and before the boxes are drawn into it.
+        fg::ImageHandle input = color;
+        if (behind)
+            input = history_.begin(graph, color, w, h, samples::Scene::color_format);
+        else
+            history_.invalidate();
+        detector_.add_pass(graph, input,
                            {.name = "detect",
                             .queue = app_.async_compute() ? fg::Queue::AsyncCompute : fg::Queue::Graphics});
+        if (behind) history_.end(graph);
         // Boxes: a raster pass that loads the frame and clears thin rectangles along each box.
         fg::PassBuilder boxes = graph.add_raster_pass("boxes");
         color = boxes.color(color, {.load = fg::LoadOp::Load});
@@ -50,11 +68,17 @@ public:
 
     void update(const samples::FrameState& state, const samples::FrameTimes& last) override {
         time_ = state.time;
+        frame_ = int64_t(state.index);
+        // The render this frame's detection analyses.
+        source_ =
+            schedule_ == samples::MlSchedule::OneFrameBehind && !history_.priming() ? frame_ - 1 : frame_;
+        history_.update(app_);
         if (state.index % 30 == 0 && state.index) {
             char line[160];
-            std::snprintf(line, sizeof line, "frame %llu: %zu boxes, gpu %.2f ms, detect %.2f ms (%s)",
+            std::snprintf(line, sizeof line, "frame %llu: %zu boxes, gpu %.2f ms, detect %.2f ms (%s, %s)",
                           static_cast<unsigned long long>(state.index), shown_.size(), last.gpu_frame_ms,
-                          last.sum_ms("detect"), app_.async_compute() ? "async compute" : "graphics queue");
+                          last.sum_ms("detect"), app_.async_compute() ? "async compute" : "graphics queue",
+                          samples::schedule_name(schedule_));
             app_.status(line);
         }
     }
@@ -69,14 +93,27 @@ public:
     std::map<std::string, std::string> info() const override {
         return {{"model", detector_.model_path().string()},
                 {"format", passes::format_name(detector_.format())},
-                {"detections_last_frame", std::to_string(shown_.size())}};
+                {"detections_last_frame", std::to_string(shown_.size())},
+                {"ml_schedule", samples::schedule_name(schedule_)}};
+    }
+
+    int finish() override {
+        if (!app_.headless()) return 0;
+        const std::filesystem::path path = std::filesystem::path(app_.options().out_dir) / "detections.json";
+        std::ofstream(path) << "{\n  \"ml_schedule\": \"" << samples::schedule_name(schedule_)
+                            << "\",\n  \"frames\": [" << log_ << "\n  ]\n}\n";
+        return 0;
     }
 
 private:
     // Runs when the frame is recorded, after the executor waited for this frame slot's previous
     // frame: that frame's detections are complete and are the newest ones known to be.
     void draw_boxes(fg::PassContext& ctx) {
-        shown_ = detector_.results(ctx.frame_slot());
+        const uint32_t slot = ctx.frame_slot();
+        shown_ = detector_.results(slot);
+        const int64_t shown_source = slot < slot_source_.size() ? slot_source_[slot] : -1;
+        if (slot < slot_source_.size()) slot_source_[slot] = source_; // what this frame's detector writes
+        if (app_.headless()) log_frame(shown_source);
         overlay_.clear();
         const VkRect2D area = ctx.render_area();
         const int W = int(area.extent.width), H = int(area.extent.height);
@@ -109,10 +146,31 @@ private:
         }
     }
 
+    // detections.json: {"frame": N, "source": the render frame the boxes were detected on (-1: none
+    // yet), "boxes": [[class, score, x0, y0, x1, y1], ...]}.
+    void log_frame(int64_t source) {
+        char buf[160];
+        log_ += log_.empty() ? "\n    " : ",\n    ";
+        log_ += "{\"frame\": " + std::to_string(frame_) + ", \"source\": " + std::to_string(source) +
+                ", \"boxes\": [";
+        for (size_t i = 0; i < shown_.size(); ++i) {
+            const auto& d = shown_[i];
+            std::snprintf(buf, sizeof buf, "%s[%d, %.6g, %.6g, %.6g, %.6g, %.6g]", i ? ", " : "", d.class_id,
+                          double(d.score), double(d.x0), double(d.y0), double(d.x1), double(d.y1));
+            log_ += buf;
+        }
+        log_ += "]}";
+    }
+
     samples::App& app_;
     samples::Scene scene_;
     passes::Detector detector_;
     passes::Overlay overlay_;
+    samples::HistoryImage history_;
+    samples::MlSchedule schedule_ = samples::MlSchedule::SameFrame;
+    std::vector<int64_t> slot_source_;
+    int64_t frame_ = 0, source_ = 0;
+    std::string log_;
     double time_ = 0;
     std::vector<passes::Detection> shown_;
 };

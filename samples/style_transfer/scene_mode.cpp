@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/app.hpp"
+#include "common/history.hpp"
 #include "common/scene.hpp"
 #include "modes.hpp"
 #include "styles.hpp"
@@ -37,7 +38,8 @@ struct Timing {
 class StyleSample final : public samples::Sample {
 public:
     StyleSample(samples::App& app, const SceneOptions& o)
-        : app_(app), scene_(app.device()), cycle_every_(o.cycle_every) {
+        : app_(app), scene_(app.device()), history_(app.device(), "render history"),
+          cycle_every_(o.cycle_every) {
         for (const auto& path : resolve_styles(o.styles)) {
             app.status("loading style " + path.string());
             styles_.push_back(std::make_unique<passes::Stylizer>(
@@ -49,14 +51,26 @@ public:
     fg::ImageHandle build(fg::FrameGraph& graph, const samples::FrameState& state) override {
         const VkExtent2D e = state.extent;
         fg::ImageHandle color = scene_.add_passes(graph, e.width, e.height, [this] { return time_; });
+        schedule_ = samples::schedule_for(app_);
+        if (original_ || schedule_ == samples::MlSchedule::SameFrame) history_.invalidate();
         if (original_) return color;
         queue_ = app_.async_compute() ? fg::Queue::AsyncCompute : fg::Queue::Graphics;
         settle_ = 3; // frames in flight may still report the previous graph's times
-        return styles_[current_]->add_passes(graph, color, e.width, e.height, {.queue = queue_});
+        if (schedule_ == samples::MlSchedule::SameFrame)
+            return styles_[current_]->add_passes(graph, color, e.width, e.height, {.queue = queue_});
+        // One frame behind (samples/common/history.hpp): the stylizer works on the previous frame's
+        // render while this frame renders beside it; the frame shows the stylized previous frame.
+        const fg::ImageHandle input =
+            history_.begin(graph, color, e.width, e.height, samples::Scene::color_format);
+        const fg::ImageHandle styled =
+            styles_[current_]->add_passes(graph, input, e.width, e.height, {.queue = queue_});
+        history_.end(graph);
+        return styled;
     }
 
     void update(const samples::FrameState& state, const samples::FrameTimes& last) override {
         time_ = state.time;
+        history_.update(app_);
         if (settle_ > 0) {
             --settle_;
         } else if (!original_ && last.gpu_frame_ms > 0) {
@@ -71,10 +85,10 @@ public:
             changed_ = false;
             char line[256];
             std::snprintf(line, sizeof line,
-                          "%s, strength %.2f, %s queue, style passes %.2f ms, frame %.2f ms",
+                          "%s, strength %.2f, %s queue (%s), style passes %.2f ms, frame %.2f ms",
                           original_ ? "original" : ("style " + styles_[current_]->name()).c_str(), strength_,
                           queue_ == fg::Queue::AsyncCompute ? "async compute" : "graphics",
-                          last.sum_ms("style"), last.gpu_frame_ms);
+                          samples::schedule_name(schedule_), last.sum_ms("style"), last.gpu_frame_ms);
             app_.status(line);
         }
     }
@@ -100,7 +114,8 @@ public:
     std::map<std::string, std::string> info() const override {
         return {{"style", original_ ? std::string("original") : styles_[current_]->name()},
                 {"strength", std::to_string(strength_)},
-                {"styles", std::to_string(styles_.size())}};
+                {"styles", std::to_string(styles_.size())},
+                {"ml_schedule", samples::schedule_name(schedule_)}};
     }
 
     int finish() override {
@@ -126,6 +141,8 @@ private:
 
     samples::App& app_;
     samples::Scene scene_;
+    samples::HistoryImage history_;
+    samples::MlSchedule schedule_ = samples::MlSchedule::SameFrame;
     std::vector<std::unique_ptr<passes::Stylizer>> styles_;
     size_t current_ = 0;
     float strength_ = 1.f;

@@ -21,6 +21,7 @@
 #include <GLFW/glfw3.h>
 
 #include "common/app.hpp"
+#include "common/history.hpp"
 #include "common/image_io.hpp"
 #include "common/metrics.hpp"
 #include "common/scene.hpp"
@@ -75,7 +76,8 @@ fg::ImageHandle add_split_pass(fg::FrameGraph& graph, fg::ImageHandle left, fg::
 class SuperResolutionSample : public samples::Sample {
 public:
     SuperResolutionSample(App& app, const Options& o)
-        : app_(app), options_(o), scene_(app.device()), overlay_(app.device(), 2) {
+        : app_(app), options_(o), scene_(app.device()), overlay_(app.device(), 2),
+          history_(app.device(), "render history") {
         const VkExtent2D e = app.extent();
         if (e.width % 2 || e.height % 2)
             throw samples::UsageError(
@@ -104,11 +106,19 @@ public:
         const fg::Queue queue = app_.async_compute() ? fg::Queue::AsyncCompute : fg::Queue::Graphics;
         fg::ImageHandle low = scene_.add_passes(
             graph, low_.width, low_.height, [this] { return time_; }, "render");
+        // With async compute the upscaler works one frame behind, on the previous frame's render
+        // kept in the history, so this frame's render overlaps it (samples/common/history.hpp).
+        schedule_ = samples::schedule_for(app_);
+        const bool behind = schedule_ == samples::MlSchedule::OneFrameBehind;
+        if (behind)
+            low = history_.begin(graph, low, low_.width, low_.height);
+        else
+            history_.invalidate();
         fg::ImageHandle high = sr_->add_passes(graph, low, queue, "upscale");
-        if (split_) {
-            const fg::ImageHandle left = bilinear_->add_passes(graph, low, queue, "bilinear");
-            high = add_split_pass(graph, left, high, queue);
-        }
+        fg::ImageHandle left{};
+        if (split_) left = bilinear_->add_passes(graph, low, queue, "bilinear");
+        if (behind) history_.end(graph);
+        if (split_) high = add_split_pass(graph, left, high, queue);
         if (options_.overlay) high = overlay_.add_pass(graph, high, "overlay");
         return high;
     }
@@ -116,6 +126,7 @@ public:
     void update(const FrameState& state, const FrameTimes& t) override {
         time_ = state.time + options_.time_offset;
         last_time_ = time_;
+        history_.update(app_);
         if (!options_.overlay) return;
         const VkExtent2D e = app_.extent();
         const int scale = e.width >= 1280 ? 2 : 1;
@@ -127,12 +138,13 @@ public:
         std::snprintf(text, sizeof text,
                       "frame %.2f ms (GPU)  ML %.2f ms (+%.2f convert)  render %.2f ms\n"
                       "%s%s  %ux%u -> %ux%u\n"
-                      "ML queue: %s",
+                      "ML queue: %s, %s",
                       t.gpu_frame_ms, ml_ms, convert_ms, render_ms, split_ ? "bilinear | " : "",
                       sr_->name().c_str(), low_.width, low_.height, e.width, e.height,
                       async_used             ? "async compute"
                       : app_.async_compute() ? "graphics (no async queue)"
-                                             : "graphics");
+                                             : "graphics",
+                      samples::schedule_name(schedule_));
         overlay_.clear();
         if (split_)
             overlay_.fill(int(e.width / 2) - 1, 0, int(e.width / 2) + 1, int(e.height), {255, 255, 255, 255});
@@ -184,7 +196,8 @@ public:
                 {"input", std::to_string(low_.width) + "x" + std::to_string(low_.height)},
                 {"output", std::to_string(app_.extent().width) + "x" + std::to_string(app_.extent().height)},
                 {"ml_queue", app_.async_compute() && app_.has_async_compute() ? "async compute" : "graphics"},
-                {"split", split_ ? "true" : "false"}};
+                {"split", split_ ? "true" : "false"},
+                {"ml_schedule", samples::schedule_name(schedule_)}};
     }
 
     int finish() override {
@@ -312,6 +325,8 @@ private:
     bool split_ = false;
     double time_ = 0, last_time_ = 0;
     std::unique_ptr<passes::SuperResolution> sr_, bilinear_;
+    samples::HistoryImage history_;
+    samples::MlSchedule schedule_ = samples::MlSchedule::SameFrame;
 };
 
 } // namespace
