@@ -14,6 +14,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <ostream>
 #include <random>
 #include <set>
 
@@ -464,43 +468,33 @@ TEST_F(StyleTest, Errors) {
 }
 
 // ---- the committed models against ONNX Runtime ------------------------------------------------------
+// assets/models/style/<style>.onnx on ref/<photo>.png against ref/<style>_<photo>.npy (ONNX Runtime
+// 1.30 CPU, f32), for the styles and photos of ref/refs.json. The files are committed: a missing one
+// is a failure naming it (CI must never skip this silently). Always the source tree's files
+// (VKML_STYLE_DIR, which the sample honours, does not redirect this check).
 
 namespace {
 
-struct Reference {
-    std::filesystem::path model, photo, output;
-};
+namespace fs = std::filesystem;
 
-// assets/models/style/<style>.onnx with ref/<style>_<photo>.npy for ref/<photo>.png.
-std::vector<Reference> committed_references(std::string& missing) {
-    std::vector<Reference> refs;
-    const auto dir = style_assets();
-    std::error_code ec;
-    std::vector<std::filesystem::path> models;
-    for (const auto& e : std::filesystem::directory_iterator(dir, ec))
-        if (e.path().extension() == ".onnx") models.push_back(e.path());
-    std::sort(models.begin(), models.end());
-    if (models.empty()) {
-        missing = (dir / "*.onnx").string();
-        return refs;
-    }
-    std::vector<std::filesystem::path> photos;
-    for (const auto& e : std::filesystem::directory_iterator(dir / "ref", ec))
-        if (e.path().extension() == ".png") photos.push_back(e.path());
-    std::sort(photos.begin(), photos.end());
-    if (photos.empty()) missing = (dir / "ref" / "*.png").string();
-    for (const auto& m : models)
-        for (const auto& p : photos) {
-            const auto out = dir / "ref" / (m.stem().string() + "_" + p.stem().string() + ".npy");
-            if (std::filesystem::exists(out))
-                refs.push_back({m, p, out});
-            else
-                missing += (missing.empty() ? "" : ", ") + out.string();
-        }
-    return refs;
+const fs::path committed_dir = VKML_STYLE_ASSETS;
+
+// The styles vkml ships (assets/models/style/README: trained by tools/models/style).
+const char* const committed_styles[] = {"starry_night", "scream"};
+// The photos of ref/ (refs.json lists the same; AllCommitted checks that).
+const char* const committed_photos[] = {"dog", "horses", "person", "fruits"};
+
+struct StyleCase {
+    const char* style;
+    const char* photo;
+    bool fp32 = true;
+};
+// Without it CTest's names carry the parameter's pointer bytes, which change from build to build.
+[[maybe_unused]] void PrintTo(const StyleCase& c, std::ostream* os) {
+    *os << c.style << "/" << c.photo << "/" << (c.fp32 ? "f32" : "f16");
 }
 
-TensorData read_photo(const std::filesystem::path& path) {
+TensorData read_photo(const fs::path& path) {
     int w = 0, h = 0, c = 0;
     unsigned char* p = stbi_load(path.string().c_str(), &w, &h, &c, 3);
     if (!p) throw std::runtime_error(path.string() + ": " + stbi_failure_reason());
@@ -512,30 +506,105 @@ TensorData read_photo(const std::filesystem::path& path) {
     return TensorData::from_floats({1, 3, h, w}, v);
 }
 
+// The bounds, in the output's units (0..255 RGB; the models overshoot to about -125..+260), from
+// the measurements printed below (lavapipe) with headroom for other devices' FMA contraction and
+// reduction order:
+//  - rel L2: ||vkml - ORT|| / ||ORT|| over the whole [1, 3, H, W] output;
+//  - max abs: the largest |vkml - ORT| of any pixel and channel (one channel type: RGB values).
+// f32: ~35 layers of 144..2592-term sums and instance-norm statistics over up to 24576 pixels.
+// f16 storage: every activation rounded to 11 significant bits; instance norm re-amplifies the
+// small residual-block differences layer after layer.
+struct StyleTolerance {
+    double rel_l2, max_abs;
+};
+// Measured on lavapipe: f32 rel L2 5..7e-7, max |d| 4e-4..1e-3; f16 rel L2 3.5..4.2e-4, max |d|
+// 0.19..0.36 (of 255: below one 8-bit step).
+constexpr StyleTolerance style_tol_f32{1e-5, 0.02};
+constexpr StyleTolerance style_tol_f16{3e-3, 2.0};
+
+class StyleModels : public GpuTest, public ::testing::WithParamInterface<StyleCase> {};
+
 } // namespace
 
-TEST_F(StyleTest, CommittedModelsMatchOnnxRuntime) {
+TEST(StyleAssets, AllCommitted) {
     std::string missing;
-    const std::vector<Reference> refs = committed_references(missing);
-    if (refs.empty() || !missing.empty()) {
-        if (refs.empty())
-            GTEST_SKIP()
-                << "the committed style models or their ONNX Runtime references are not there yet: missing "
-                << missing;
-        ADD_FAILURE() << "references missing: " << missing;
+    const auto need = [&](const fs::path& p) {
+        if (!fs::exists(p)) missing += "\n  " + p.string();
+    };
+    const fs::path refs_json = committed_dir / "ref" / "refs.json";
+    need(refs_json);
+    need(committed_dir / "train.json");
+    need(committed_dir / "LICENSES.md");
+    for (const char* s : committed_styles) {
+        need(committed_dir / (std::string(s) + ".onnx"));
+        for (const char* p : committed_photos)
+            need(committed_dir / "ref" / (std::string(s) + "_" + p + ".npy"));
     }
-    for (const Reference& r : refs) {
-        const TensorData x = read_photo(r.photo);
-        const Planes want = planes_of(tool::read_npy(r.output));
-        const graph::Graph g = import::load_model(r.model);
-        for (bool fp32 : {true, false}) {
-            Session s(dev(), g, at_size(g.value(g.inputs()[0]).name, x.dims()[2], x.dims()[3], fp32));
-            const Planes got = planes_of(s.run(std::vector<TensorData>{x})[0]);
-            const double err = rel_error(got, want);
-            std::printf("  %s on %s (%s): relative error %.3g\n", r.model.filename().c_str(),
-                        r.photo.filename().c_str(), fp32 ? "f32" : "f16 storage", err);
-            const bool f16 = !fp32 && dev().caps().storage16;
-            EXPECT_LT(err, f16 ? model_tol_f16 : model_tol_f32) << r.output;
+    for (const char* p : committed_photos) need(committed_dir / "ref" / (std::string(p) + ".png"));
+    EXPECT_TRUE(missing.empty()) << "missing from assets/models/style:" << missing;
+    // refs.json records the same photos and styles (make_references.py writes it with the .npy files).
+    if (!fs::exists(refs_json)) return;
+    std::ifstream f(refs_json);
+    const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    for (const char* s : committed_styles)
+        for (const char* p : committed_photos) {
+            const std::string npy = std::string(s) + "_" + p + ".npy";
+            EXPECT_NE(text.find("\"" + npy + "\""), std::string::npos)
+                << refs_json << " does not list " << npy;
         }
+}
+
+TEST_P(StyleModels, MatchOnnxRuntime) {
+    const StyleCase c = GetParam();
+    const fs::path model = committed_dir / (std::string(c.style) + ".onnx");
+    const fs::path photo = committed_dir / "ref" / (std::string(c.photo) + ".png");
+    const fs::path output = committed_dir / "ref" / (std::string(c.style) + "_" + c.photo + ".npy");
+    for (const fs::path& p : {model, photo, output})
+        ASSERT_TRUE(fs::exists(p)) << p.string()
+                                   << " is missing (assets/models/style is committed; regenerate it with "
+                                      "tools/models/style/run_on_gpu.sh, see tools/models/style/README.md)";
+    const TensorData x = read_photo(photo);
+    const Planes want = planes_of(tool::read_npy(output));
+    const graph::Graph g = import::load_model(model);
+    const bool fp32 = c.fp32;
+    {
+        if (!fp32 && !dev().caps().storage16)
+            FAIL() << "the device has no 16-bit storage: the f16 comparison cannot run";
+        Session s(dev(), g, at_size(g.value(g.inputs()[0]).name, x.dims()[2], x.dims()[3], fp32));
+        const Planes got = planes_of(s.run(std::vector<TensorData>{x})[0]);
+        ASSERT_EQ(got.c, want.c) << output;
+        ASSERT_EQ(got.h, want.h) << output;
+        ASSERT_EQ(got.w, want.w) << output;
+        double num = 0, den = 0, worst = 0;
+        for (size_t i = 0; i < want.v.size(); ++i) {
+            const double d = got.v[i] - want.v[i];
+            num += d * d;
+            den += want.v[i] * want.v[i];
+            worst = std::max(worst, std::abs(d));
+        }
+        const double rel = std::sqrt(num / den);
+        const StyleTolerance& t = fp32 ? style_tol_f32 : style_tol_f16;
+        std::printf(
+            "[style] %-12s %-6s (%lldx%lld) %s: rel L2 %.3g (bound %.0e), max |d| %.3g of 255 (bound %g)\n",
+            c.style, c.photo, static_cast<long long>(want.w), static_cast<long long>(want.h),
+            fp32 ? "f32" : "f16", rel, t.rel_l2, worst, t.max_abs);
+        EXPECT_LT(rel, t.rel_l2) << output << (fp32 ? " f32" : " f16") << ": relative L2";
+        EXPECT_LT(worst, t.max_abs) << output << (fp32 ? " f32" : " f16") << ": max |diff|";
     }
 }
+
+// The photos of three sizes: 160x120, 192x128 (person; horses, of the same size, would run the same
+// pipelines again and is only required to be committed) and 142x106 (rounded up to 144x108 by the network),
+// each style in f32 and f16 storage, one storage type per test (each CTest case is a process of its own).
+INSTANTIATE_TEST_SUITE_P(
+    Committed, StyleModels,
+    ::testing::Values(StyleCase{"starry_night", "dog", true}, StyleCase{"starry_night", "dog", false},
+                      StyleCase{"starry_night", "person", true}, StyleCase{"starry_night", "person", false},
+                      StyleCase{"starry_night", "fruits", true}, StyleCase{"starry_night", "fruits", false},
+                      StyleCase{"scream", "dog", true}, StyleCase{"scream", "dog", false},
+                      StyleCase{"scream", "person", true}, StyleCase{"scream", "person", false},
+                      StyleCase{"scream", "fruits", true}, StyleCase{"scream", "fruits", false}),
+    [](const auto& param_info) {
+        return std::string(param_info.param.style) + "_" + param_info.param.photo + "_" +
+               (param_info.param.fp32 ? "f32" : "f16");
+    });
