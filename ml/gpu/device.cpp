@@ -1,4 +1,5 @@
 #include "vkml/gpu/device.hpp"
+#include "vkml/gpu/instance.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -45,24 +46,6 @@ void default_message(const Message& m) {
     if (m.severity == Severity::Info) return;
     std::fprintf(stderr, "vkml %s [%.*s]: %.*s\n", m.severity == Severity::Error ? "error" : "warning",
                  int(m.source.size()), m.source.data(), int(m.text.size()), m.text.data());
-}
-
-bool layer_available(const char* name) {
-    uint32_t n = 0;
-    vkEnumerateInstanceLayerProperties(&n, nullptr);
-    std::vector<VkLayerProperties> layers(n);
-    vkEnumerateInstanceLayerProperties(&n, layers.data());
-    return std::any_of(layers.begin(), layers.end(),
-                       [&](const auto& l) { return std::strcmp(l.layerName, name) == 0; });
-}
-
-bool instance_extension_available(const char* name) {
-    uint32_t n = 0;
-    vkEnumerateInstanceExtensionProperties(nullptr, &n, nullptr);
-    std::vector<VkExtensionProperties> exts(n);
-    vkEnumerateInstanceExtensionProperties(nullptr, &n, exts.data());
-    return std::any_of(exts.begin(), exts.end(),
-                       [&](const auto& e) { return std::strcmp(e.extensionName, name) == 0; });
 }
 
 std::string lower(std::string s) {
@@ -159,6 +142,24 @@ VKAPI_ATTR VkBool32 VKAPI_CALL debug_callback(VkDebugUtilsMessageSeverityFlagBit
 }
 
 } // namespace
+
+bool layer_available(const char* name) {
+    uint32_t n = 0;
+    vkEnumerateInstanceLayerProperties(&n, nullptr);
+    std::vector<VkLayerProperties> layers(n);
+    vkEnumerateInstanceLayerProperties(&n, layers.data());
+    return std::any_of(layers.begin(), layers.end(),
+                       [&](const auto& l) { return std::strcmp(l.layerName, name) == 0; });
+}
+
+bool instance_extension_available(const char* name) {
+    uint32_t n = 0;
+    vkEnumerateInstanceExtensionProperties(nullptr, &n, nullptr);
+    std::vector<VkExtensionProperties> exts(n);
+    vkEnumerateInstanceExtensionProperties(nullptr, &n, exts.data());
+    return std::any_of(exts.begin(), exts.end(),
+                       [&](const auto& e) { return std::strcmp(e.extensionName, name) == 0; });
+}
 
 struct Device::Impl {
     DeviceDesc desc;

@@ -20,6 +20,7 @@
 #include "vkml/error.hpp"
 #include "vkml/gpu/buffer.hpp"
 #include "vkml/gpu/command.hpp"
+#include "vkml/gpu/instance.hpp"
 
 namespace vkml::samples {
 
@@ -184,24 +185,6 @@ void vk_check(VkResult r, const char* what) {
     if (r < 0) throw Error(error_code_from(r), std::string(what) + " failed: " + vk_result_name(r));
 }
 
-bool has_layer(const char* name) {
-    uint32_t n = 0;
-    vkEnumerateInstanceLayerProperties(&n, nullptr);
-    std::vector<VkLayerProperties> layers(n);
-    vkEnumerateInstanceLayerProperties(&n, layers.data());
-    return std::any_of(layers.begin(), layers.end(),
-                       [&](const auto& l) { return std::strcmp(l.layerName, name) == 0; });
-}
-
-bool has_instance_extension(const char* name) {
-    uint32_t n = 0;
-    vkEnumerateInstanceExtensionProperties(nullptr, &n, nullptr);
-    std::vector<VkExtensionProperties> exts(n);
-    vkEnumerateInstanceExtensionProperties(nullptr, &n, exts.data());
-    return std::any_of(exts.begin(), exts.end(),
-                       [&](const auto& e) { return std::strcmp(e.extensionName, name) == 0; });
-}
-
 int type_score(VkPhysicalDeviceType t) {
     switch (t) {
     case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
@@ -303,13 +286,13 @@ struct App::Impl {
     void create_instance(bool want_window, bool validation_wanted) {
         const char* env = std::getenv("VKML_VALIDATION");
         bool validation = validation_wanted || (env && std::string(env) == "1");
-        if (validation && !has_layer("VK_LAYER_KHRONOS_validation")) {
+        if (validation && !gpu::layer_available("VK_LAYER_KHRONOS_validation")) {
             std::fprintf(stderr, "vkml warning: validation requested but the Khronos validation layer is not "
                                  "installed (Debian: vulkan-validationlayers)\n");
             validation = false;
         }
         std::vector<const char*> exts;
-        const bool debug_utils = has_instance_extension(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+        const bool debug_utils = gpu::instance_extension_available(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
         if (debug_utils) exts.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
         if (want_window) {
             uint32_t n = 0;
