@@ -2,13 +2,15 @@
 //   detect INPUT... [-o OUT] [--model nanodet|PATH] ...   images, folders, videos (= vkml detect)
 //   detect --scene [--headless --frames N --out DIR] [--async-compute] [--model ...] [--score S]
 // In the scene mode the detector is an ML pass of the frame graph that reads the rendered frame
-// (on the async compute queue with --async-compute, or the 'a' key), and the boxes are drawn into
-// the frame by a raster pass (clear rectangles inside dynamic rendering) with labels from the GPU
-// overlay. The boxes shown belong to the frame whose detection finished most recently (read at
-// record time, frames_in_flight frames back). With --async-compute the detector also runs one
-// frame behind the render (samples/common/history.hpp): frame N's detector reads frame N-1's
-// render from a history image while frame N renders beside it on the graphics queue. Headless runs
-// write DIR/detections.json: per frame, the boxes drawn and which frame's render they came from.
+// (on the async compute queue with --async-compute, or the 'a' key) and writes its detections into
+// a GPU buffer of the same frame graph; a raster pass draws the box outlines from that buffer
+// (shaders/detect/boxes.vert), so frame N shows the boxes its own detector run found, with no CPU
+// round trip. With --async-compute the detector runs one frame behind the render
+// (samples/common/history.hpp): frame N's detector reads frame N-1's render from a history image
+// while frame N renders beside it on the graphics queue, and frame N draws render N-1's boxes.
+// Without it, frame N draws render N's boxes. The labels (class and score text, GPU overlay) come
+// from the CPU readback and lag: they are the detections of frame N - frames_in_flight. Headless
+// runs write DIR/detections.json: per frame, the boxes drawn and which frame's render they came from.
 #include <GLFW/glfw3.h>
 
 #include <algorithm>
@@ -18,6 +20,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,19 +30,141 @@
 #include "common/scene.hpp"
 #include "detect_app.hpp"
 #include "vkml/error.hpp"
+#include "vkml/gpu/device.hpp"
 #include "vkml/passes/detector.hpp"
 #include "vkml/passes/overlay.hpp"
+#include "vkml/shader_ids.hpp"
 
 namespace {
 
 using namespace vkml;
 
+void vk_check(VkResult r, const char* what) {
+    if (r != VK_SUCCESS)
+        throw Error(ErrorCode::Vulkan, std::string("detect: samples/detect/main.cpp: ") + what +
+                                           " failed (VkResult " + std::to_string(int(r)) + ")");
+}
+
+// The raster pipeline of the "boxes" pass: shaders/detect/boxes.{vert,frag} with the detector's GPU
+// output as two per-instance vertex buffers (the rows, and the count through a stride-0 binding),
+// so the pass needs no descriptors.
+class BoxPipeline {
+public:
+    BoxPipeline(gpu::Device& device, VkFormat color_format) : device_(device) {
+        const VkDevice vk = device.vk();
+        auto module = [&](gpu::ShaderId id) {
+            const auto code = gpu::shader_info(id).code;
+            VkShaderModuleCreateInfo ci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+            ci.codeSize = code.size_bytes();
+            ci.pCode = code.data();
+            VkShaderModule m = VK_NULL_HANDLE;
+            vk_check(vkCreateShaderModule(vk, &ci, nullptr, &m), "vkCreateShaderModule (boxes)");
+            return m;
+        };
+        vs_ = module(gpu::ShaderId::detect_boxes_vs_f32);
+        fs_ = module(gpu::ShaderId::detect_boxes_fs_f32);
+        const VkPushConstantRange range{VK_SHADER_STAGE_VERTEX_BIT, 0, sizeof(Push)};
+        VkPipelineLayoutCreateInfo li{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+        li.pushConstantRangeCount = 1;
+        li.pPushConstantRanges = &range;
+        vk_check(vkCreatePipelineLayout(vk, &li, nullptr, &layout_), "vkCreatePipelineLayout (boxes)");
+
+        const VkPipelineShaderStageCreateInfo stages[] = {
+            {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, nullptr, 0, VK_SHADER_STAGE_VERTEX_BIT, vs_,
+             "main"},
+            {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, nullptr, 0, VK_SHADER_STAGE_FRAGMENT_BIT,
+             fs_, "main"}};
+        // Binding 0: the detection rows (6 floats) from byte 16; binding 1: the i32 count at byte 0,
+        // stride 0 so every instance reads it.
+        const VkVertexInputBindingDescription bindings[] = {
+            {0, 6 * sizeof(float), VK_VERTEX_INPUT_RATE_INSTANCE}, {1, 0, VK_VERTEX_INPUT_RATE_INSTANCE}};
+        const VkVertexInputAttributeDescription attrs[] = {{0, 0, VK_FORMAT_R32G32B32A32_SFLOAT, 0},
+                                                           {1, 0, VK_FORMAT_R32G32_SFLOAT, 4 * sizeof(float)},
+                                                           {2, 1, VK_FORMAT_R32_SINT, 0}};
+        VkPipelineVertexInputStateCreateInfo vertex{
+            VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO};
+        vertex.vertexBindingDescriptionCount = 2;
+        vertex.pVertexBindingDescriptions = bindings;
+        vertex.vertexAttributeDescriptionCount = 3;
+        vertex.pVertexAttributeDescriptions = attrs;
+        VkPipelineInputAssemblyStateCreateInfo assembly{
+            VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO};
+        assembly.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST;
+        VkPipelineViewportStateCreateInfo viewport{VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO};
+        viewport.viewportCount = viewport.scissorCount = 1;
+        VkPipelineRasterizationStateCreateInfo raster{
+            VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO};
+        raster.cullMode = VK_CULL_MODE_NONE;
+        raster.lineWidth = 1.f;
+        VkPipelineMultisampleStateCreateInfo ms{VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO};
+        ms.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT;
+        VkPipelineColorBlendAttachmentState blend{};
+        blend.colorWriteMask = 0xf;
+        VkPipelineColorBlendStateCreateInfo cb{VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
+        cb.attachmentCount = 1;
+        cb.pAttachments = &blend;
+        const VkDynamicState dyn[] = {VK_DYNAMIC_STATE_VIEWPORT, VK_DYNAMIC_STATE_SCISSOR};
+        VkPipelineDynamicStateCreateInfo dynamic{VK_STRUCTURE_TYPE_PIPELINE_DYNAMIC_STATE_CREATE_INFO};
+        dynamic.dynamicStateCount = 2;
+        dynamic.pDynamicStates = dyn;
+        VkPipelineRenderingCreateInfo rendering{VK_STRUCTURE_TYPE_PIPELINE_RENDERING_CREATE_INFO};
+        rendering.colorAttachmentCount = 1;
+        rendering.pColorAttachmentFormats = &color_format;
+        VkGraphicsPipelineCreateInfo ci{VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO, &rendering};
+        ci.stageCount = 2;
+        ci.pStages = stages;
+        ci.pVertexInputState = &vertex;
+        ci.pInputAssemblyState = &assembly;
+        ci.pViewportState = &viewport;
+        ci.pRasterizationState = &raster;
+        ci.pMultisampleState = &ms;
+        ci.pColorBlendState = &cb;
+        ci.pDynamicState = &dynamic;
+        ci.layout = layout_;
+        vk_check(vkCreateGraphicsPipelines(vk, VK_NULL_HANDLE, 1, &ci, nullptr, &pipeline_),
+                 "vkCreateGraphicsPipelines (boxes)");
+        device.set_debug_name(VK_OBJECT_TYPE_PIPELINE, pipeline_, "detection boxes");
+    }
+    ~BoxPipeline() {
+        const VkDevice vk = device_.vk();
+        vkDestroyPipeline(vk, pipeline_, nullptr);
+        vkDestroyPipelineLayout(vk, layout_, nullptr);
+        vkDestroyShaderModule(vk, vs_, nullptr);
+        vkDestroyShaderModule(vk, fs_, nullptr);
+    }
+    BoxPipeline(const BoxPipeline&) = delete;
+    BoxPipeline& operator=(const BoxPipeline&) = delete;
+
+    // Inside the raster pass: `detections` is the detector's output buffer as the pass sees it.
+    void draw(fg::PassContext& ctx, const gpu::BufferRange& detections, uint32_t max_detections) const {
+        const VkRect2D area = ctx.render_area();
+        const uint32_t W = area.extent.width, H = area.extent.height;
+        const Push push{float(W), float(H), float(std::max(2u, std::min(W, H) / 300))};
+        const VkBuffer buffers[] = {detections.buffer, detections.buffer};
+        const VkDeviceSize offsets[] = {detections.offset + 16, detections.offset};
+        vkCmdBindPipeline(ctx.vk(), VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline_);
+        vkCmdBindVertexBuffers(ctx.vk(), 0, 2, buffers, offsets);
+        vkCmdPushConstants(ctx.vk(), layout_, VK_SHADER_STAGE_VERTEX_BIT, 0, sizeof push, &push);
+        vkCmdDraw(ctx.vk(), 24, max_detections, 0, 0); // 4 rectangles x 2 triangles per box
+    }
+
+private:
+    struct Push {
+        float width, height, thickness;
+    };
+    gpu::Device& device_;
+    VkShaderModule vs_ = VK_NULL_HANDLE, fs_ = VK_NULL_HANDLE;
+    VkPipelineLayout layout_ = VK_NULL_HANDLE;
+    VkPipeline pipeline_ = VK_NULL_HANDLE;
+};
+
 class SceneDetect final : public samples::Sample {
 public:
-    SceneDetect(samples::App& app, const passes::DetectorDesc& desc)
-        : app_(app), scene_(app.device()), detector_(app.device(), desc), overlay_(app.device()),
-          history_(app.device(), "render history") {
-        slot_source_.assign(app.executor().frames_in_flight(), -1);
+    SceneDetect(samples::App& app, const passes::DetectorDesc& desc, bool labels)
+        : labels_on_(labels), app_(app), scene_(app.device()), detector_(app.device(), desc),
+          overlay_(app.device()), history_(app.device(), "render history"),
+          boxes_(app.device(), samples::Scene::color_format) {
+        slot_frame_.assign(app.executor().frames_in_flight(), -1);
         app.status(detector_.describe());
     }
 
@@ -55,28 +180,36 @@ public:
             input = history_.begin(graph, color, w, h, samples::Scene::color_format);
         else
             history_.invalidate();
-        detector_.add_pass(graph, input,
-                           {.name = "detect",
-                            .queue = app_.async_compute() ? fg::Queue::AsyncCompute : fg::Queue::Graphics});
+        // The detections stay on the GPU: the detector writes them into a transient buffer that
+        // the boxes pass reads as vertex data in the same frame (the graph adds the async compute
+        // -> graphics semaphore; the render still overlaps the detector, only the boxes wait).
+        fg::BufferHandle detections = graph.create_buffer("detections", {.size = detector_.output_bytes()});
+        detections = detector_.add_pass(
+            graph, input,
+            {.name = "detect", .queue = app_.async_compute() ? fg::Queue::AsyncCompute : fg::Queue::Graphics},
+            detections);
         if (behind) history_.end(graph);
-        // Boxes: a raster pass that loads the frame and clears thin rectangles along each box.
         fg::PassBuilder boxes = graph.add_raster_pass("boxes");
+        boxes.read(detections, fg::BufferRead::Vertex);
         color = boxes.color(color, {.load = fg::LoadOp::Load});
-        boxes.record([this](fg::PassContext& ctx) { draw_boxes(ctx); });
+        boxes.record([this, detections](fg::PassContext& ctx) {
+            boxes_.draw(ctx, ctx.buffer(detections), detector_.desc().max_detections);
+            queue_labels(ctx);
+        });
         return overlay_.add_pass(graph, color, "labels");
     }
 
     void update(const samples::FrameState& state, const samples::FrameTimes& last) override {
         time_ = state.time;
         frame_ = int64_t(state.index);
-        // The render this frame's detection analyses.
+        // The render this frame's detection analyses (and whose boxes this frame draws).
         source_ =
             schedule_ == samples::MlSchedule::OneFrameBehind && !history_.priming() ? frame_ - 1 : frame_;
         history_.update(app_);
         if (state.index % 30 == 0 && state.index) {
             char line[160];
             std::snprintf(line, sizeof line, "frame %llu: %zu boxes, gpu %.2f ms, detect %.2f ms (%s, %s)",
-                          static_cast<unsigned long long>(state.index), shown_.size(), last.gpu_frame_ms,
+                          static_cast<unsigned long long>(state.index), labels_.size(), last.gpu_frame_ms,
                           last.sum_ms("detect"), app_.async_compute() ? "async compute" : "graphics queue",
                           samples::schedule_name(schedule_));
             app_.status(line);
@@ -93,50 +226,39 @@ public:
     std::map<std::string, std::string> info() const override {
         return {{"model", detector_.model_path().string()},
                 {"format", passes::format_name(detector_.format())},
-                {"detections_last_frame", std::to_string(shown_.size())},
+                {"detections_last_frame", std::to_string(labels_.size())},
                 {"ml_schedule", samples::schedule_name(schedule_)}};
     }
 
     int finish() override {
         if (!app_.headless()) return 0;
+        // The GPU is idle: every slot's readback holds the last frame that ran in it.
+        for (uint32_t s = 0; s < slot_frame_.size(); ++s) collect(s);
+        std::string log;
+        for (const auto& [frame, entry] : log_) log += (log.empty() ? "\n    " : ",\n    ") + entry;
         const std::filesystem::path path = std::filesystem::path(app_.options().out_dir) / "detections.json";
         std::ofstream(path) << "{\n  \"ml_schedule\": \"" << samples::schedule_name(schedule_)
-                            << "\",\n  \"frames\": [" << log_ << "\n  ]\n}\n";
+                            << "\",\n  \"frames\": [" << log << "\n  ]\n}\n";
         return 0;
     }
 
 private:
     // Runs when the frame is recorded, after the executor waited for this frame slot's previous
-    // frame: that frame's detections are complete and are the newest ones known to be.
-    void draw_boxes(fg::PassContext& ctx) {
+    // frame: the readback of that frame's detections is complete. They serve the labels (which so
+    // lag frames_in_flight frames behind the boxes the GPU draws) and detections.json.
+    void queue_labels(fg::PassContext& ctx) {
         const uint32_t slot = ctx.frame_slot();
-        shown_ = detector_.results(slot);
-        const int64_t shown_source = slot < slot_source_.size() ? slot_source_[slot] : -1;
-        if (slot < slot_source_.size()) slot_source_[slot] = source_; // what this frame's detector writes
-        if (app_.headless()) log_frame(shown_source);
+        if (slot >= slot_frame_.size()) slot_frame_.resize(slot + 1, -1);
+        labels_ = collect(slot);
+        slot_frame_[slot] = frame_;
+        frame_source_[frame_] = source_;
         overlay_.clear();
+        if (!labels_on_) return;
         const VkRect2D area = ctx.render_area();
         const int W = int(area.extent.width), H = int(area.extent.height);
-        const int t = std::max(2, std::min(W, H) / 300);
-        std::vector<VkClearRect> rects;
-        std::vector<VkClearAttachment> clears;
-        for (const auto& d : shown_) {
+        for (const auto& d : labels_) {
             const passes::Rgba c = detect_app::class_color(d.class_id);
             const int x0 = std::clamp(int(d.x0), 0, W - 1), y0 = std::clamp(int(d.y0), 0, H - 1);
-            const int x1 = std::clamp(int(d.x1), x0 + 1, W), y1 = std::clamp(int(d.y1), y0 + 1, H);
-            VkClearAttachment a{VK_IMAGE_ASPECT_COLOR_BIT, 0, {}};
-            a.clearValue.color = {{c.r / 255.f, c.g / 255.f, c.b / 255.f, 1.f}};
-            auto rect = [&](int rx, int ry, int rw, int rh) {
-                rw = std::min(rw, W - rx);
-                rh = std::min(rh, H - ry);
-                if (rw <= 0 || rh <= 0) return;
-                VkClearRect r{{{rx, ry}, {uint32_t(rw), uint32_t(rh)}}, 0, 1};
-                vkCmdClearAttachments(ctx.vk(), 1, &a, 1, &r);
-            };
-            rect(x0, y0, x1 - x0, t);
-            rect(x0, std::max(y0, y1 - t), x1 - x0, t);
-            rect(x0, y0, t, y1 - y0);
-            rect(std::max(x0, x1 - t), y0, t, y1 - y0);
             char label[96];
             std::snprintf(label, sizeof label, "%s %.2f", d.name.c_str(), double(d.score));
             const int scale = std::max(1, std::min(W, H) / 400);
@@ -146,33 +268,45 @@ private:
         }
     }
 
-    // detections.json: {"frame": N, "source": the render frame the boxes were detected on (-1: none
-    // yet), "boxes": [[class, score, x0, y0, x1, y1], ...]}.
-    void log_frame(int64_t source) {
-        char buf[160];
-        log_ += log_.empty() ? "\n    " : ",\n    ";
-        log_ += "{\"frame\": " + std::to_string(frame_) + ", \"source\": " + std::to_string(source) +
-                ", \"boxes\": [";
-        for (size_t i = 0; i < shown_.size(); ++i) {
-            const auto& d = shown_[i];
-            std::snprintf(buf, sizeof buf, "%s[%d, %.6g, %.6g, %.6g, %.6g, %.6g]", i ? ", " : "", d.class_id,
-                          double(d.score), double(d.x0), double(d.y0), double(d.x1), double(d.y1));
-            log_ += buf;
-        }
-        log_ += "]}";
+    // Reads the detections slot `slot` holds (the frame that last ran in it) and, headless, logs
+    // them as that frame's boxes.
+    std::vector<passes::Detection> collect(uint32_t slot) {
+        const int64_t frame = slot < slot_frame_.size() ? slot_frame_[slot] : -1;
+        if (frame < 0) return {};
+        std::vector<passes::Detection> dets = detector_.results(slot);
+        if (app_.headless()) log_frame(frame, frame_source_[frame], dets);
+        return dets;
     }
 
+    // detections.json: {"frame": N, "source": the render frame the boxes drawn in frame N were
+    // detected on, "boxes": [[class, score, x0, y0, x1, y1], ...]}.
+    void log_frame(int64_t frame, int64_t source, const std::vector<passes::Detection>& dets) {
+        char buf[160];
+        std::string e = "{\"frame\": " + std::to_string(frame) + ", \"source\": " + std::to_string(source) +
+                        ", \"boxes\": [";
+        for (size_t i = 0; i < dets.size(); ++i) {
+            const auto& d = dets[i];
+            std::snprintf(buf, sizeof buf, "%s[%d, %.6g, %.6g, %.6g, %.6g, %.6g]", i ? ", " : "", d.class_id,
+                          double(d.score), double(d.x0), double(d.y0), double(d.x1), double(d.y1));
+            e += buf;
+        }
+        log_[frame] = e + "]}";
+    }
+
+    bool labels_on_;
     samples::App& app_;
     samples::Scene scene_;
     passes::Detector detector_;
     passes::Overlay overlay_;
     samples::HistoryImage history_;
+    BoxPipeline boxes_;
     samples::MlSchedule schedule_ = samples::MlSchedule::SameFrame;
-    std::vector<int64_t> slot_source_;
+    std::vector<int64_t> slot_frame_;         // the frame whose detections each slot's readback holds
+    std::map<int64_t, int64_t> frame_source_; // frame -> the render its detector analysed
+    std::map<int64_t, std::string> log_;      // frame -> its detections.json entry
     int64_t frame_ = 0, source_ = 0;
-    std::string log_;
     double time_ = 0;
-    std::vector<passes::Detection> shown_;
+    std::vector<passes::Detection> labels_;
 };
 
 bool has_flag(int argc, char** argv, std::string_view flag) {
@@ -204,6 +338,7 @@ int main(int argc, char** argv) {
         }
     }
     passes::DetectorDesc desc;
+    bool labels = true;
     samples::AppDesc app{.name = "detect",
                          .summary =
                              "object detection on the rendered scene: the detector as a frame-graph ML pass, "
@@ -233,7 +368,9 @@ int main(int argc, char** argv) {
                  throw samples::UsageError("--score must be in [0, 1)");
          }},
     };
+    app.options.push_back({"--no-labels", "", "draw the boxes only, without class and score labels",
+                           [&](const std::string&) { labels = false; }});
     app.keys_help = "  a    toggle the detector between the async compute and the graphics queue";
-    return samples::run_sample(argc, argv, app,
-                               [&](samples::App& a) { return std::make_unique<SceneDetect>(a, desc); });
+    return samples::run_sample(
+        argc, argv, app, [&](samples::App& a) { return std::make_unique<SceneDetect>(a, desc, labels); });
 }

@@ -135,8 +135,10 @@ public:
     // in; results(slot) reads them once that frame has completed (Executor::run returns when the
     // slot's previous frame is done, so results(slot) before run() is the frame frames_in_flight
     // earlier). `output`, when valid, is an imported or transient buffer of at least
-    // output_bytes() that the pass also writes (count as i32 then max_detections x 6 floats), for
-    // passes that draw the boxes on the GPU; its new version is returned.
+    // output_bytes() that the pass also writes, for passes that draw the boxes on the GPU in the
+    // same frame (samples/detect's raster pass reads it as vertex data): the count as i32 at byte 0,
+    // then from byte 16 max_detections rows of 6 floats (x0 y0 x1 y1 score class, source pixels;
+    // rows past the count are stale). Its new version is returned.
     fg::BufferHandle add_pass(fg::FrameGraph& graph, fg::ImageHandle image, const DetectorPassDesc& desc = {},
                               fg::BufferHandle output = {});
     std::vector<Detection> results(uint32_t frame_slot) const;
