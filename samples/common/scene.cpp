@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/raster.hpp"
 #include "vkml/error.hpp"
 #include "vkml/gpu/buffer.hpp"
 #include "vkml/gpu/device.hpp"
@@ -213,16 +214,6 @@ void check(VkResult r, const char* what) {
         throw Error(error_code_from(r), std::string("scene: ") + what + " failed: " + vk_result_name(r));
 }
 
-VkShaderModule make_module(VkDevice device, gpu::ShaderId id) {
-    const auto code = gpu::shader_info(id).code;
-    VkShaderModuleCreateInfo ci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    ci.codeSize = code.size_bytes();
-    ci.pCode = code.data();
-    VkShaderModule m;
-    check(vkCreateShaderModule(device, &ci, nullptr, &m), "vkCreateShaderModule");
-    return m;
-}
-
 // The scene's own multisampled colour and depth images for one size. They never leave the scene's
 // pass, so the pass records their barriers itself; the graph sees only the resolved image.
 struct Targets {
@@ -329,73 +320,30 @@ struct Scene::Impl {
         gpu::upload(d, vertices.range(), std::as_bytes(std::span(v)));
 
         const VkDevice vk = d.vk();
-        vs = make_module(vk, gpu::ShaderId::samples_scene_vs_f32);
-        fs = make_module(vk, gpu::ShaderId::samples_scene_fs_f32);
+        vs = make_shader_module(vk, gpu::ShaderId::samples_scene_vs_f32, "scene");
+        fs = make_shader_module(vk, gpu::ShaderId::samples_scene_fs_f32, "scene");
         const VkPushConstantRange range{VK_SHADER_STAGE_VERTEX_BIT, 0, sizeof(Push)};
         VkPipelineLayoutCreateInfo li{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
         li.pushConstantRangeCount = 1;
         li.pPushConstantRanges = &range;
         check(vkCreatePipelineLayout(vk, &li, nullptr, &layout), "vkCreatePipelineLayout");
 
-        const VkPipelineShaderStageCreateInfo stages[] = {
-            {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, nullptr, 0, VK_SHADER_STAGE_VERTEX_BIT, vs,
-             "main"},
-            {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, nullptr, 0, VK_SHADER_STAGE_FRAGMENT_BIT,
-             fs, "main"}};
         const VkVertexInputBindingDescription binding{0, sizeof(Vertex), VK_VERTEX_INPUT_RATE_VERTEX};
         const VkVertexInputAttributeDescription attrs[] = {
             {0, 0, VK_FORMAT_R32G32B32_SFLOAT, offsetof(Vertex, pos)},
             {1, 0, VK_FORMAT_R32G32B32_SFLOAT, offsetof(Vertex, normal)},
             {2, 0, VK_FORMAT_R32G32_SFLOAT, offsetof(Vertex, uv)}};
-        VkPipelineVertexInputStateCreateInfo vertex{
-            VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO};
-        vertex.vertexBindingDescriptionCount = 1;
-        vertex.pVertexBindingDescriptions = &binding;
-        vertex.vertexAttributeDescriptionCount = 3;
-        vertex.pVertexAttributeDescriptions = attrs;
-        VkPipelineInputAssemblyStateCreateInfo assembly{
-            VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO};
-        assembly.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST;
-        VkPipelineViewportStateCreateInfo viewport{VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO};
-        viewport.viewportCount = viewport.scissorCount = 1;
-        VkPipelineRasterizationStateCreateInfo raster{
-            VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO};
-        raster.cullMode = VK_CULL_MODE_NONE; // leaf cards and signs are seen from both sides
-        raster.lineWidth = 1.f;
-        VkPipelineMultisampleStateCreateInfo ms{VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO};
-        ms.rasterizationSamples = samples;
-        ms.alphaToCoverageEnable = samples > 1; // foliage edges from its alpha (1 elsewhere)
-        VkPipelineDepthStencilStateCreateInfo ds{VK_STRUCTURE_TYPE_PIPELINE_DEPTH_STENCIL_STATE_CREATE_INFO};
-        ds.depthTestEnable = ds.depthWriteEnable = VK_TRUE;
-        ds.depthCompareOp = VK_COMPARE_OP_LESS;
-        VkPipelineColorBlendAttachmentState blend{};
-        blend.colorWriteMask = 0xf;
-        VkPipelineColorBlendStateCreateInfo cb{VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
-        cb.attachmentCount = 1;
-        cb.pAttachments = &blend;
-        const VkDynamicState dyn[] = {VK_DYNAMIC_STATE_VIEWPORT, VK_DYNAMIC_STATE_SCISSOR};
-        VkPipelineDynamicStateCreateInfo dynamic{VK_STRUCTURE_TYPE_PIPELINE_DYNAMIC_STATE_CREATE_INFO};
-        dynamic.dynamicStateCount = 2;
-        dynamic.pDynamicStates = dyn;
-        const VkFormat color = color_format;
-        VkPipelineRenderingCreateInfo rendering{VK_STRUCTURE_TYPE_PIPELINE_RENDERING_CREATE_INFO};
-        rendering.colorAttachmentCount = 1;
-        rendering.pColorAttachmentFormats = &color;
-        rendering.depthAttachmentFormat = depth_format;
-        VkGraphicsPipelineCreateInfo ci{VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO, &rendering};
-        ci.stageCount = 2;
-        ci.pStages = stages;
-        ci.pVertexInputState = &vertex;
-        ci.pInputAssemblyState = &assembly;
-        ci.pViewportState = &viewport;
-        ci.pRasterizationState = &raster;
-        ci.pMultisampleState = &ms;
-        ci.pDepthStencilState = &ds;
-        ci.pColorBlendState = &cb;
-        ci.pDynamicState = &dynamic;
-        ci.layout = layout;
-        check(vkCreateGraphicsPipelines(vk, VK_NULL_HANDLE, 1, &ci, nullptr, &pipeline),
-              "vkCreateGraphicsPipelines");
+        pipeline = make_raster_pipeline(vk, {.vs = vs,
+                                             .fs = fs,
+                                             .layout = layout,
+                                             .bindings = {&binding, 1},
+                                             .attributes = attrs,
+                                             .color_format = color_format,
+                                             .depth_format = depth_format,
+                                             .samples = samples,
+                                             // foliage edges from its alpha (1 elsewhere)
+                                             .alpha_to_coverage = samples > 1,
+                                             .owner = "scene"});
         d.set_debug_name(VK_OBJECT_TYPE_PIPELINE, pipeline, "sample scene");
     }
 

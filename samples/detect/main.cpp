@@ -27,6 +27,7 @@
 
 #include "common/app.hpp"
 #include "common/history.hpp"
+#include "common/raster.hpp"
 #include "common/scene.hpp"
 #include "detect_app.hpp"
 #include "vkml/error.hpp"
@@ -52,28 +53,14 @@ class BoxPipeline {
 public:
     BoxPipeline(gpu::Device& device, VkFormat color_format) : device_(device) {
         const VkDevice vk = device.vk();
-        auto module = [&](gpu::ShaderId id) {
-            const auto code = gpu::shader_info(id).code;
-            VkShaderModuleCreateInfo ci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-            ci.codeSize = code.size_bytes();
-            ci.pCode = code.data();
-            VkShaderModule m = VK_NULL_HANDLE;
-            vk_check(vkCreateShaderModule(vk, &ci, nullptr, &m), "vkCreateShaderModule (boxes)");
-            return m;
-        };
-        vs_ = module(gpu::ShaderId::detect_boxes_vs_f32);
-        fs_ = module(gpu::ShaderId::detect_boxes_fs_f32);
+        vs_ = samples::make_shader_module(vk, gpu::ShaderId::detect_boxes_vs_f32, "detect boxes");
+        fs_ = samples::make_shader_module(vk, gpu::ShaderId::detect_boxes_fs_f32, "detect boxes");
         const VkPushConstantRange range{VK_SHADER_STAGE_VERTEX_BIT, 0, sizeof(Push)};
         VkPipelineLayoutCreateInfo li{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
         li.pushConstantRangeCount = 1;
         li.pPushConstantRanges = &range;
         vk_check(vkCreatePipelineLayout(vk, &li, nullptr, &layout_), "vkCreatePipelineLayout (boxes)");
 
-        const VkPipelineShaderStageCreateInfo stages[] = {
-            {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, nullptr, 0, VK_SHADER_STAGE_VERTEX_BIT, vs_,
-             "main"},
-            {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, nullptr, 0, VK_SHADER_STAGE_FRAGMENT_BIT,
-             fs_, "main"}};
         // Binding 0: the detection rows (6 floats) from byte 16; binding 1: the i32 count at byte 0,
         // stride 0 so every instance reads it.
         const VkVertexInputBindingDescription bindings[] = {
@@ -81,48 +68,13 @@ public:
         const VkVertexInputAttributeDescription attrs[] = {{0, 0, VK_FORMAT_R32G32B32A32_SFLOAT, 0},
                                                            {1, 0, VK_FORMAT_R32G32_SFLOAT, 4 * sizeof(float)},
                                                            {2, 1, VK_FORMAT_R32_SINT, 0}};
-        VkPipelineVertexInputStateCreateInfo vertex{
-            VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO};
-        vertex.vertexBindingDescriptionCount = 2;
-        vertex.pVertexBindingDescriptions = bindings;
-        vertex.vertexAttributeDescriptionCount = 3;
-        vertex.pVertexAttributeDescriptions = attrs;
-        VkPipelineInputAssemblyStateCreateInfo assembly{
-            VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO};
-        assembly.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST;
-        VkPipelineViewportStateCreateInfo viewport{VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO};
-        viewport.viewportCount = viewport.scissorCount = 1;
-        VkPipelineRasterizationStateCreateInfo raster{
-            VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO};
-        raster.cullMode = VK_CULL_MODE_NONE;
-        raster.lineWidth = 1.f;
-        VkPipelineMultisampleStateCreateInfo ms{VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO};
-        ms.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT;
-        VkPipelineColorBlendAttachmentState blend{};
-        blend.colorWriteMask = 0xf;
-        VkPipelineColorBlendStateCreateInfo cb{VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
-        cb.attachmentCount = 1;
-        cb.pAttachments = &blend;
-        const VkDynamicState dyn[] = {VK_DYNAMIC_STATE_VIEWPORT, VK_DYNAMIC_STATE_SCISSOR};
-        VkPipelineDynamicStateCreateInfo dynamic{VK_STRUCTURE_TYPE_PIPELINE_DYNAMIC_STATE_CREATE_INFO};
-        dynamic.dynamicStateCount = 2;
-        dynamic.pDynamicStates = dyn;
-        VkPipelineRenderingCreateInfo rendering{VK_STRUCTURE_TYPE_PIPELINE_RENDERING_CREATE_INFO};
-        rendering.colorAttachmentCount = 1;
-        rendering.pColorAttachmentFormats = &color_format;
-        VkGraphicsPipelineCreateInfo ci{VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO, &rendering};
-        ci.stageCount = 2;
-        ci.pStages = stages;
-        ci.pVertexInputState = &vertex;
-        ci.pInputAssemblyState = &assembly;
-        ci.pViewportState = &viewport;
-        ci.pRasterizationState = &raster;
-        ci.pMultisampleState = &ms;
-        ci.pColorBlendState = &cb;
-        ci.pDynamicState = &dynamic;
-        ci.layout = layout_;
-        vk_check(vkCreateGraphicsPipelines(vk, VK_NULL_HANDLE, 1, &ci, nullptr, &pipeline_),
-                 "vkCreateGraphicsPipelines (boxes)");
+        pipeline_ = samples::make_raster_pipeline(vk, {.vs = vs_,
+                                                       .fs = fs_,
+                                                       .layout = layout_,
+                                                       .bindings = bindings,
+                                                       .attributes = attrs,
+                                                       .color_format = color_format,
+                                                       .owner = "detect boxes"});
         device.set_debug_name(VK_OBJECT_TYPE_PIPELINE, pipeline_, "detection boxes");
     }
     ~BoxPipeline() {
