@@ -136,7 +136,11 @@ std::vector<OpBenchCase> op_bench_cases() {
         conv_case(true, 64, 64, 1, 540, 960),
         conv_case(true, 64, 64, 3, 540, 960, 64),
         conv_case(true, 3, 64, 3, 540, 960),
+        conv_case(true, 64, 4, 3, 540, 960),   // esrgan-slim's dense-block growth layers
+        conv_case(true, 64, 64, 5, 540, 960),  // esrgan's UPN1
+        conv_case(true, 12, 3, 3, 1080, 1920), // esrgan's last layer, after the upsampling
         matmul_case(true, 2048, 2048, 2048),
+        matmul_case(true, 64, 64, 518400),
         unary_case(true, {1, 64, 540, 960}),
         add_case(true, {1, 64, 540, 960}),
         depth_to_space_case(true, 12, 540, 960),

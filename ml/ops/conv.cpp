@@ -19,8 +19,14 @@ const char* conv_kernel_name(ConvKernel kernel) {
         return "gemm1x1";
     case ConvKernel::ImplicitGemm:
         return "implicit_gemm";
+    case ConvKernel::TensorCore:
+        return "tensor_core";
     }
     return "?";
+}
+
+bool tensor_cores_available(const gpu::Device& device, DType dtype) {
+    return detail::conv::coop_available(device, dtype);
 }
 
 namespace {
@@ -115,23 +121,34 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
         std::all_of(conv->pads_.begin(), conv->pads_.end(), [](int64_t p) { return p == 0; });
     const bool gemm1x1_ok = pointwise && desc.group == 1;
     const bool igemm_ok = desc.group == 1;
+    const bool coop_ok = igemm_ok && detail::conv::coop_available(device, desc.input.dtype);
     ConvKernel kernel = desc.kernel;
-    if (uint32_t(kernel) > uint32_t(ConvKernel::ImplicitGemm))
+    if (uint32_t(kernel) > uint32_t(ConvKernel::TensorCore))
         fail(op, "kernel", "unknown kernel " + std::to_string(uint32_t(kernel)));
     // The implicit GEMM's workgroup computes 64 output channels at once: with fewer than 32 most of
     // its work is padding (Anime4K's 8-channel layers ran 8x slower on it than direct on lavapipe).
+    // The tensor-core tiles come 16 channels high: below 12 channels the scalar kernels win.
     if (kernel == ConvKernel::Auto)
-        kernel = gemm1x1_ok                                ? ConvKernel::Gemm1x1
-                 : igemm_ok && g.kh * g.kw >= 9 && m >= 32 ? ConvKernel::ImplicitGemm
-                                                           : ConvKernel::Direct;
+        kernel = coop_ok && uint64_t(m) >= detail::conv::coop_min_rows() ? ConvKernel::TensorCore
+                 : gemm1x1_ok                                          ? ConvKernel::Gemm1x1
+                 : igemm_ok && g.kh * g.kw >= 9 && m >= 32             ? ConvKernel::ImplicitGemm
+                                                                       : ConvKernel::Direct;
     if (kernel == ConvKernel::Gemm1x1 && !gemm1x1_ok)
         fail(op, "kernel", "gemm1x1 needs a 1x1 kernel, stride 1, no padding and group 1");
     if (kernel == ConvKernel::ImplicitGemm && !igemm_ok) fail(op, "kernel", "implicit_gemm needs group 1");
+    if (kernel == ConvKernel::TensorCore && !coop_ok)
+        unsupported(op, igemm_ok ? std::string("tensor_core needs f16 storage and cooperative matrices "
+                                               "(VK_NV_cooperative_matrix, 16x16x16 f16 -> f32), which ") +
+                                       device.caps().device_name + " or this dtype lacks"
+                                 : std::string("tensor_core needs group 1"));
     conv->kernel_ = kernel;
 
     const ActivationKind act = desc.activation.kind;
     const uint32_t oh = uint32_t(ax_h.out), ow = uint32_t(ax_w.out);
-    if (kernel == ConvKernel::Gemm1x1) {
+    const detail::conv::CoopTile* coop =
+        kernel == ConvKernel::TensorCore ? &detail::conv::coop_tile(uint64_t(m), !gemm1x1_ok) : nullptr;
+    conv->gemm_form_ = kernel == ConvKernel::Gemm1x1 || (coop && gemm1x1_ok);
+    if (conv->gemm_form_) {
         // Y[n] = W[M, C] x X[n][C, H*W] + bias broadcast along the pixels.
         detail::conv::GemmSpec spec;
         spec.m = uint32_t(m);
@@ -148,44 +165,66 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
         spec.act = act;
         spec.batch = {1, 1, 1, uint32_t(g.n)};
         spec.b_batch = {0, 0, 0, uint32_t(g.c) * oh * ow};
-        conv->pipeline_ = &detail::conv::gemm_pipeline(device, op, desc.input.dtype, spec);
-        conv->groups_ = detail::conv::tile_groups(device, op, spec.m, spec.n, uint64_t(g.n));
+        conv->pipeline_ = &detail::conv::gemm_pipeline(device, op, desc.input.dtype, spec, coop);
+        conv->groups_ = detail::conv::gemm_groups(device, op, spec, coop);
         conv->push_ = {1.f, 1.f, desc.activation.alpha, desc.activation.beta};
         return conv;
     }
 
     for (int64_t p : conv->pads_)
         if (p > INT32_MAX) fail(op, "pads", std::to_string(p) + " exceeds the kernels' 32-bit offsets");
-    const detail::conv::ConvSpec spec = detail::conv::conv_spec(
+    detail::conv::ConvSpec spec = detail::conv::conv_spec(
         g, m, oh, ow, ax_h.pad_begin, ax_w.pad_begin, desc.group, conv->has_bias_, desc.residual, act);
-    // A cooperative-matrix conv_igemm variant would be chosen here too (see gemm_pipeline).
-    const bool tiled = kernel == ConvKernel::ImplicitGemm;
+    if (coop && detail::conv::coop_tap_major(spec)) {
+        // The tensor cores read the weights tap-major: a small re-pack into scratch before each run.
+        spec.packed_w = true;
+        conv->pack_pipeline_ = &device.pipeline({.shader = detail::shader_for(device, op, "conv_pack_taps", desc.input.dtype),
+                                                 .bindings = 2,
+                                                 .specialization = {spec.m, spec.c, spec.kh * spec.kw}});
+        conv->scratch_bytes_ = (uint64_t(m) * g.c * g.kh * g.kw * gpu::dtype_size(desc.input.dtype) + 15) / 16 * 16;
+    }
+    const bool tiled = kernel == ConvKernel::ImplicitGemm || coop;
+    const std::string shader = coop ? std::string("conv_igemm") + coop->suffix : tiled ? "conv_igemm" : "conv_direct";
     conv->pipeline_ = &device.pipeline(
-        {.shader = detail::shader_for(device, op, tiled ? "conv_igemm" : "conv_direct", desc.input.dtype),
+        {.shader = detail::shader_for(device, op, shader, desc.input.dtype),
          .bindings = 5,
          .push_constant_bytes = 8,
-         .workgroup = tiled ? detail::conv::tile_workgroup : std::array<uint32_t, 3>{64, 1, 1},
+         .workgroup = coop    ? std::array<uint32_t, 3>{coop->threads, 1, 1}
+                      : tiled ? detail::conv::tile_workgroup
+                              : std::array<uint32_t, 3>{64, 1, 1},
          .specialization = spec.values()});
-    if (tiled) conv->groups_ = detail::conv::tile_groups(device, op, uint64_t(m), uint64_t(g.n) * oh * ow, 1);
+    if (coop)
+        conv->groups_ = detail::conv::tile_groups(device, op, uint64_t(m), uint64_t(g.n) * oh * ow, 1, coop->rows,
+                                                  coop->cols);
+    else if (tiled)
+        conv->groups_ = detail::conv::tile_groups(device, op, uint64_t(m), uint64_t(g.n) * oh * ow, 1);
     conv->push_ = {desc.activation.alpha, desc.activation.beta, 0.f, 0.f};
     return conv;
 }
 
 void Conv::record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs,
-                       std::span<const Tensor> outputs, const gpu::BufferRange&) const {
+                       std::span<const Tensor> outputs, const gpu::BufferRange& scratch) const {
     const gpu::BufferRange x = inputs[0].range(), w = inputs[1].range();
     // Absent optional inputs bind a read-only tensor the kernel never reads (its flag is off).
     const gpu::BufferRange b = has_bias_ ? inputs[2].range() : w;
     const gpu::BufferRange r = has_residual_ ? inputs[has_bias_ ? 3 : 2].range() : x;
     const gpu::BufferRange y = outputs[0].range();
-    if (kernel_ == ConvKernel::Gemm1x1) {
+    if (gemm_form_) {
         const gpu::BufferRange bufs[] = {w, x, b, r, y};
         cmd.dispatch(*pipeline_, bufs, push_, groups_);
         return;
     }
-    const gpu::BufferRange bufs[] = {x, w, b, r, y};
+    gpu::BufferRange wk = w;
+    if (pack_pipeline_) {
+        wk = {scratch.buffer, scratch.offset, scratch_bytes_};
+        const gpu::BufferRange pack_bufs[] = {w, wk};
+        cmd.dispatch(*pack_pipeline_, pack_bufs, nullptr, 0,
+                     cmd.groups_for(*pack_pipeline_, uint64_t(inputs[1].elements())));
+        gpu::barrier::compute_to_compute(cmd);
+    }
+    const gpu::BufferRange bufs[] = {x, wk, b, r, y};
     const std::array<float, 2> push{push_[0], push_[1]};
-    if (kernel_ == ConvKernel::ImplicitGemm)
+    if (kernel_ == ConvKernel::ImplicitGemm || kernel_ == ConvKernel::TensorCore)
         cmd.dispatch(*pipeline_, bufs, push, groups_);
     else
         detail::dispatch_1d(cmd, *pipeline_, bufs, push, uint64_t(outputs[0].elements()));

@@ -1,6 +1,7 @@
 #include "conv_common.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "vkml/gpu/device.hpp"
 
@@ -114,7 +115,8 @@ std::vector<uint32_t> ConvSpec::values() const {
             group,
             has_bias ? 1u : 0u,
             has_residual ? 1u : 0u,
-            uint32_t(act)};
+            uint32_t(act),
+            packed_w ? 1u : 0u};
 }
 
 ConvSpec conv_spec(const ConvGeometry& g, int64_t m, int64_t oh, int64_t ow, int64_t pad_top,
@@ -153,10 +155,10 @@ std::vector<uint32_t> GemmSpec::values() const {
 }
 
 std::array<uint32_t, 3> tile_groups(gpu::Device& device, const char* op, uint64_t rows, uint64_t cols,
-                                    uint64_t batches) {
+                                    uint64_t batches, uint32_t block_rows, uint32_t block_cols) {
     const auto& max = device.caps().max_workgroup_count;
-    const uint64_t row_blocks = (rows + tile_rows - 1) / tile_rows;
-    const uint64_t col_blocks = (cols + tile_cols - 1) / tile_cols;
+    const uint64_t row_blocks = (rows + block_rows - 1) / block_rows;
+    const uint64_t col_blocks = (cols + block_cols - 1) / block_cols;
     if (row_blocks > max[1])
         unsupported(op, std::to_string(rows) +
                             " output rows need more workgroups than the device's limit of " +
@@ -165,14 +167,72 @@ std::array<uint32_t, 3> tile_groups(gpu::Device& device, const char* op, uint64_
             uint32_t(std::min<uint64_t>(batches, max[2]))};
 }
 
-const gpu::Pipeline& gemm_pipeline(gpu::Device& device, const char* op, DType dtype, const GemmSpec& spec) {
-    // The place to pick a cooperative-matrix variant when caps().coopmat_nv is set (see
-    // shaders/conv/gemm_tile.glsl); only the scalar-FMA tile exists today.
-    return device.pipeline({.shader = shader_for(device, op, "conv_gemm", dtype),
-                            .bindings = 5,
-                            .push_constant_bytes = 16,
-                            .workgroup = tile_workgroup,
-                            .specialization = spec.values()});
+bool coop_available(const gpu::Device& device, DType dtype) {
+    const gpu::Capabilities& caps = device.caps();
+    if (dtype != DType::f16 || !caps.coopmat_nv || !caps.float16 || !caps.storage16) return false;
+    if (caps.subgroup_size != 32 || caps.max_workgroup_invocations < 256) return false;
+    // The largest tile stages 29 KiB (conv/coopmat_tile.glsl: A, B and the epilogue fragments).
+    if (caps.max_shared_memory < 32 * 1024) return false;
+    for (const gpu::CoopMatShape& s : caps.coopmat_shapes)
+        if (s.m == 16 && s.n == 16 && s.k == 16 && s.a_type == VK_COMPONENT_TYPE_FLOAT16_NV &&
+            s.b_type == VK_COMPONENT_TYPE_FLOAT16_NV && s.c_type == VK_COMPONENT_TYPE_FLOAT32_NV &&
+            s.d_type == VK_COMPONENT_TYPE_FLOAT32_NV)
+            return true;
+    return false;
+}
+
+bool coop_tap_major(const ConvSpec& s) {
+    return s.ow % 8 == 0 && s.sw == 1 && s.dw == 1 && s.w % 8 == 0 && s.c % 64 == 0;
+}
+
+uint64_t coop_min_rows() {
+    // Below 12 output channels the scalar kernels win: a 3x3 64->4 conv at 960x540 took 0.77 ms
+    // direct and 3.9 ms on 16-row tensor-core tiles (H100), each tile gathering all of K for 4 rows.
+    static const uint64_t rows = [] {
+        const char* v = std::getenv("VKML_COOP_MIN_ROWS");
+        return v ? std::max<uint64_t>(1, std::strtoull(v, nullptr, 10)) : uint64_t(12);
+    }();
+    return rows;
+}
+
+const CoopTile& coop_tile(uint64_t rows, bool gather) {
+    // Must match the -DCM_* lines of shaders/conv.list.
+    static const CoopTile tiles[] = {{"_cm16", 16, 128, 64},
+                                     {"_cm32", 32, 128, 128},
+                                     {"_cm64", 64, 128, 128},
+                                     {"_cm128", 128, 128, 256},
+                                     {"_cm64w", 64, 256, 256}};
+    // VKML_COOP_TILE=cm16|cm32|cm64|cm64w|cm128 forces one tile (for tuning with vkml bench ops).
+    static const std::string forced = [] {
+        const char* v = std::getenv("VKML_COOP_TILE");
+        return v ? std::string("_") + v : std::string();
+    }();
+    for (const CoopTile& t : tiles)
+        if (forced == t.suffix) return t;
+    // The implicit GEMM's gathers take the wider 64-row tile (fewer, longer tiles: 0.97 against 1.17
+    // ms for a 3x3 64->64 conv at 960x540 on an H100); plain GEMMs the 128-column one.
+    if (gather && rows > 32 && rows <= 64) return tiles[4];
+    for (int i = 0; i < 4; ++i)
+        if (rows <= tiles[i].rows) return tiles[i];
+    return tiles[3];
+}
+
+const gpu::Pipeline& gemm_pipeline(gpu::Device& device, const char* op, DType dtype, const GemmSpec& spec,
+                                   const CoopTile* coop) {
+    return device.pipeline(
+        {.shader = shader_for(device, op, coop ? std::string("conv_gemm") + coop->suffix : "conv_gemm", dtype),
+         .bindings = 5,
+         .push_constant_bytes = 16,
+         .workgroup = coop ? std::array<uint32_t, 3>{coop->threads, 1, 1} : tile_workgroup,
+         .specialization = spec.values()});
+}
+
+std::array<uint32_t, 3> gemm_groups(gpu::Device& device, const char* op, const GemmSpec& spec,
+                                    const CoopTile* coop) {
+    uint64_t batches = 1;
+    for (uint32_t b : spec.batch) batches *= b;
+    return coop ? tile_groups(device, op, spec.m, spec.n, batches, coop->rows, coop->cols)
+                : tile_groups(device, op, spec.m, spec.n, batches);
 }
 
 } // namespace vkml::ops::detail::conv

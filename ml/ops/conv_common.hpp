@@ -46,8 +46,12 @@ struct ConvSpec {
     uint32_t group;
     bool has_bias, has_residual;
     ActivationKind act;
+    bool packed_w = false; // weights re-packed tap-major (conv/pack_taps.comp) for the tensor cores
     std::vector<uint32_t> values() const;
 };
+// Whether the tensor-core implicit GEMM walks K tap by tap for this geometry (mirrors TAP_MAJOR in
+// shaders/conv/igemm.comp): stride 1, dilation 1, rows of 8-element multiples, 64-channel slices.
+bool coop_tap_major(const ConvSpec& spec);
 ConvSpec conv_spec(const ConvGeometry& g, int64_t m, int64_t oh, int64_t ow, int64_t pad_top,
                    int64_t pad_left, int64_t group, bool has_bias, bool has_residual, ActivationKind act);
 
@@ -69,9 +73,35 @@ inline constexpr uint32_t tile_rows = 64, tile_cols = 64;
 // batches grid-stride, so those are capped at the device's limits. Fails when the row blocks
 // alone exceed them.
 std::array<uint32_t, 3> tile_groups(gpu::Device& device, const char* op, uint64_t rows, uint64_t cols,
-                                    uint64_t batches);
+                                    uint64_t batches, uint32_t block_rows = tile_rows,
+                                    uint32_t block_cols = tile_cols);
 
-// The conv_gemm pipeline specialized for `spec` (workgroup tile_workgroup, 16 bytes of push constants).
-const gpu::Pipeline& gemm_pipeline(gpu::Device& device, const char* op, DType dtype, const GemmSpec& spec);
+// A tensor-core tile of conv/coopmat_tile.glsl: shader name suffix, workgroup tile and size.
+struct CoopTile {
+    const char* suffix; // conv_gemm<suffix> / conv_igemm<suffix>
+    uint32_t rows, cols, threads;
+};
+// Whether the device runs the tensor-core tiles on `dtype` tensors: f16 storage, float16 shaders,
+// VK_NV_cooperative_matrix with a 16x16x16 f16 x f16 -> f32 shape, 32-wide subgroups.
+bool coop_available(const gpu::Device& device, DType dtype);
+// The tile for an output of `rows` rows (channels): the smallest whose rows cover them, up to 128;
+// `gather` for the implicit-GEMM convolution.
+const CoopTile& coop_tile(uint64_t rows, bool gather = false);
+// The fewest output rows (channels) for which Auto takes the tensor cores (VKML_COOP_MIN_ROWS
+// overrides it, for tuning with vkml bench ops).
+uint64_t coop_min_rows();
+// Auto's choice for a GEMM: the tile when the device has them and the output has enough rows, else
+// nullptr.
+inline const CoopTile* coop_for(const gpu::Device& device, DType dtype, uint64_t rows) {
+    return rows >= coop_min_rows() && coop_available(device, dtype) ? &coop_tile(rows) : nullptr;
+}
+
+// The conv_gemm pipeline specialized for `spec`: the scalar tile (workgroup tile_workgroup) or,
+// with `coop`, that tensor-core tile. 16 bytes of push constants.
+const gpu::Pipeline& gemm_pipeline(gpu::Device& device, const char* op, DType dtype, const GemmSpec& spec,
+                                   const CoopTile* coop = nullptr);
+// Workgroups for gemm_pipeline's kernel over spec's rows x columns x batches.
+std::array<uint32_t, 3> gemm_groups(gpu::Device& device, const char* op, const GemmSpec& spec,
+                                    const CoopTile* coop = nullptr);
 
 } // namespace vkml::ops::detail::conv

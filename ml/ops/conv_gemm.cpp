@@ -59,8 +59,9 @@ std::unique_ptr<Gemm> Gemm::create(gpu::Device& device, const GemmDesc& desc) {
     if (desc.c) gemm->inputs_.push_back(*desc.c);
     gemm->outputs_ = {output};
     gemm->has_c_ = desc.c.has_value();
-    gemm->pipeline_ = &detail::conv::gemm_pipeline(device, op, desc.a.dtype, spec);
-    gemm->groups_ = detail::conv::tile_groups(device, op, uint64_t(m), uint64_t(n), 1);
+    const detail::conv::CoopTile* coop = detail::conv::coop_for(device, desc.a.dtype, uint64_t(m));
+    gemm->pipeline_ = &detail::conv::gemm_pipeline(device, op, desc.a.dtype, spec, coop);
+    gemm->groups_ = detail::conv::gemm_groups(device, op, spec, coop);
     gemm->push_ = {desc.alpha, desc.beta, desc.activation.alpha, desc.activation.beta};
     return gemm;
 }
@@ -127,8 +128,9 @@ std::unique_ptr<MatMul> MatMul::create(gpu::Device& device, const MatMulDesc& de
     mm->inputs_ = {desc.a, desc.b};
     mm->outputs_ = {output};
     detail::conv::require_dense(op, "output", output);
-    mm->pipeline_ = &detail::conv::gemm_pipeline(device, op, desc.a.dtype, spec);
-    mm->groups_ = detail::conv::tile_groups(device, op, uint64_t(m), uint64_t(n), uint64_t(batch.elements()));
+    const detail::conv::CoopTile* coop = detail::conv::coop_for(device, desc.a.dtype, uint64_t(m));
+    mm->pipeline_ = &detail::conv::gemm_pipeline(device, op, desc.a.dtype, spec, coop);
+    mm->groups_ = detail::conv::gemm_groups(device, op, spec, coop);
     mm->push_ = {1.f, 0.f, 0.f, 0.f};
     return mm;
 }

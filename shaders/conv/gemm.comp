@@ -1,5 +1,13 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#if VKML_TILE_COOPMAT
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
+#endif
 #include "common.glsl"
 #include "activation.glsl"
 // Strided, batched GEMM with a fused epilogue, for Gemm, MatMul and the 1x1 Conv path:
@@ -64,8 +72,56 @@ void set_batch(uint batch) {
     y_base = batch * TILE_M * TILE_N;
 }
 
-float tile_load_a(uint i, uint k) { return float(a.data[a_base + i * A_SI + k * A_SK]); }
-float tile_load_b(uint k, uint j) { return float(b.data[b_base + k * B_SK + j * B_SJ]); }
+sfloat tile_load_a(uint i, uint k) { return a.data[a_base + i * A_SI + k * A_SK]; }
+sfloat tile_load_b(uint k, uint j) { return b.data[b_base + k * B_SK + j * B_SJ]; }
+
+#if VKML_TILE_COOPMAT
+// The tensor-core tile's loaders (conv/coopmat_tile.glsl): 8 consecutive elements at a time.
+layout(std430, set = 0, binding = 0) readonly buffer A8 { uvec4 data[]; } a8;
+layout(std430, set = 0, binding = 1) readonly buffer B8 { uvec4 data[]; } b8;
+layout(std430, set = 0, binding = 3) readonly buffer R8 { uvec4 data[]; } r8;
+layout(std430, set = 0, binding = 4) writeonly buffer Y8 { uvec4 data[]; } y8;
+
+uint bits16(sfloat v) { return uint(float16BitsToUint16(v)); }
+uvec4 pack8(uint h[8]) {
+    return uvec4(h[0] | (h[1] << 16), h[2] | (h[3] << 16), h[4] | (h[5] << 16), h[6] | (h[7] << 16));
+}
+
+// Rows of A (and of B) are 16-byte aligned when they are contiguous and every stride to a row
+// start is a multiple of 8 elements.
+const bool TILE_A_VEC = A_SK == 1 && A_SI % 8 == 0 && TILE_K % 8 == 0 && AB0 % 8 == 0 && AB1 % 8 == 0 &&
+                        AB2 % 8 == 0 && AB3 % 8 == 0;
+uvec4 tile_load_a8(uint i, uint k) { return a8.data[(a_base + i * A_SI + k) / 8]; }
+
+const bool B_VEC = B_SJ == 1 && B_SK % 8 == 0 && TILE_N % 8 == 0 && BB0 % 8 == 0 && BB1 % 8 == 0 &&
+                   BB2 % 8 == 0 && BB3 % 8 == 0;
+uint col_j = 0;
+void tile_b_column(uint j) { col_j = j; }
+void tile_b_step(uint k) {}
+uvec4 tile_load_b8(uint k) {
+    if (B_VEC) return col_j < TILE_N ? b8.data[(b_base + k * B_SK + col_j) / 8] : uvec4(0);
+    uint h[8];
+    [[unroll]] for (uint e = 0; e < 8; ++e)
+        h[e] = col_j + e < TILE_N ? bits16(b.data[b_base + k * B_SK + (col_j + e) * B_SJ]) : 0u;
+    return pack8(h);
+}
+
+const bool TILE_STORE_VEC = TILE_N % 8 == 0;
+void tile_store8(uint i, uint j, vec4 lo, vec4 hi) {
+    const uint o = y_base + i * TILE_N + j;
+    float v[8] = float[8](lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
+    uvec4 rr = uvec4(0);
+    if (HAS_R != 0) rr = r8.data[o / 8];
+    uint h[8];
+    [[unroll]] for (uint e = 0; e < 8; ++e) {
+        float t = p.alpha * v[e];
+        if (HAS_C != 0) t += p.beta * float(c.data[i * C_SI + (j + e) * C_SJ]);
+        if (HAS_R != 0) t += float(uint16BitsToFloat16(uint16_t((rr[e / 2] >> (16 * (e % 2))) & 0xffffu)));
+        h[e] = bits16(sfloat(vkml_activate(ACT, t, p.act_alpha, p.act_beta)));
+    }
+    y8.data[o / 8] = pack8(h);
+}
+#endif
 
 void tile_store(uint i, uint j, float acc) {
     const uint o = y_base + i * TILE_N + j;

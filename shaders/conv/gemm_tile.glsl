@@ -3,8 +3,10 @@
 //
 // The includer defines, before including this file:
 //   uint TILE_M, TILE_N, TILE_K            problem sizes (specialization constants)
-//   float tile_load_a(uint i, uint k)   only called with i < TILE_M, k < TILE_K
-//   float tile_load_b(uint k, uint j)   only called with k < TILE_K, j < TILE_N
+//   sfloat tile_load_a(uint i, uint k)  only called with i < TILE_M, k < TILE_K
+//   sfloat tile_load_b(uint k, uint j)  only called with k < TILE_K, j < TILE_N
+//   void tile_b_column(uint j)          the cooperative-matrix tile: this invocation's B column
+//   sfloat tile_load_b_col(uint k)      ... and its element k (k < TILE_K; 0 past TILE_N)
 //   void tile_store(uint i, uint j, float acc)
 // (a batched includer keeps the current batch in globals), and calls tile_compute(i0, j0) for
 // each BM x BN tile its workgroup of TILE_THREADS_X x TILE_THREADS_Y invocations owns.
@@ -13,17 +15,14 @@
 // storage type, so f16 tensors accumulate in fp32), then every invocation accumulates a TM x TN
 // register block. Shared memory: (BM + BN) * BK * 4 bytes = 8 KiB, well under the 16 KiB budget.
 //
-// Cooperative-matrix seam: tile_acc_init, tile_mma and tile_acc_store below are the only code
-// that knows how accumulators are held. A VK_NV_cooperative_matrix variant (-DVKML_TILE_COOPMAT=1,
-// a +coopmat line in conv.list, picked on the C++ side where caps().coopmat_nv is set) replaces
-// them: accumulators become fp32 fcoopmatNV tiles per subgroup; the staging loop keeps its shape
-// but stores sh_a/sh_b as float16 (what the NV shapes multiply); tile_mma loads fragments from
-// them (coopMatLoadNV, sh_a as column-major) and calls coopMatMulAddNV; tile_acc_store spills the
-// accumulators through shared memory to reach tile_store. The loaders and the fused epilogues of
-// both kernels are reused unchanged.
+// With VKML_TILE_COOPMAT=1 (f16 storage, VK_NV_cooperative_matrix) conv/coopmat_tile.glsl
+// replaces this file's tile: the loaders and fused epilogues of both kernels are the same.
 #ifndef VKML_CONV_GEMM_TILE_GLSL
 #define VKML_CONV_GEMM_TILE_GLSL
 
+#if VKML_TILE_COOPMAT
+#include "conv/coopmat_tile.glsl"
+#else
 #define TILE_THREADS_X 16
 #define TILE_THREADS_Y 16
 #define TILE_THREADS (TILE_THREADS_X * TILE_THREADS_Y)
@@ -37,9 +36,6 @@
 shared float sh_a[BK][BM];
 shared float sh_b[BK][BN];
 
-#if VKML_TILE_COOPMAT
-#error "conv: the cooperative-matrix tile variant is not implemented yet"
-#else
 // Invocation (tx, ty) owns rows ty + r * TILE_THREADS_Y and columns tx + c * TILE_THREADS_X, so
 // neighbouring invocations store neighbouring columns (coalesced writes of contiguous pixels).
 float tile_acc[TM][TN];
@@ -72,7 +68,6 @@ void tile_acc_store(uint i0, uint j0) {
         }
     }
 }
-#endif
 
 void tile_compute(uint i0, uint j0) {
     const uint tid = gl_LocalInvocationIndex;
@@ -82,13 +77,13 @@ void tile_compute(uint i0, uint j0) {
         for (uint e = tid; e < BM * BK; e += TILE_THREADS) {
             const uint ii = e / BK, kk = e % BK;
             const uint i = i0 + ii, k = k0 + kk;
-            sh_a[kk][ii] = i < TILE_M && k < TILE_K ? tile_load_a(i, k) : 0.0;
+            sh_a[kk][ii] = i < TILE_M && k < TILE_K ? float(tile_load_a(i, k)) : 0.0;
         }
         // B slice: consecutive invocations read consecutive j (contiguous pixels / columns of B).
         for (uint e = tid; e < BK * BN; e += TILE_THREADS) {
             const uint kk = e / BN, jj = e % BN;
             const uint k = k0 + kk, j = j0 + jj;
-            sh_b[kk][jj] = k < TILE_K && j < TILE_N ? tile_load_b(k, j) : 0.0;
+            sh_b[kk][jj] = k < TILE_K && j < TILE_N ? float(tile_load_b(k, j)) : 0.0;
         }
         barrier();
         tile_mma();
@@ -97,4 +92,5 @@ void tile_compute(uint i0, uint j0) {
     tile_acc_store(i0, j0);
 }
 
+#endif // VKML_TILE_COOPMAT
 #endif

@@ -71,6 +71,14 @@ TEST_F(ConvGemmTest, TileBoundaries) {
     check("vector-like", 1, 131, 3, false, true, std::nullopt, 1.f, 1.f);
 }
 
+TEST_F(ConvGemmTest, AlignedShapesTakeTheVectorPaths) {
+    // Multiples of 8 elements: 16-byte loads of A and B rows and 8-wide stores in the tensor-core
+    // tile; the transposed operands keep the 8-element gathers. M past one 128-row tile.
+    check("aligned 136x40x48", 136, 40, 48, false, false, gpu::Shape{48}, 1.f, 1.f);
+    check("aligned 24x72x16 tt", 24, 72, 16, true, true, gpu::Shape{24, 16}, 0.5f, 2.f);
+    check("aligned relu", 32, 16, 56, false, true, gpu::Shape{32, 1}, 1.f, 1.f, {ops::ActivationKind::Relu});
+}
+
 TEST_F(ConvGemmTest, FusedActivation) {
     check("relu", 13, 7, 11, false, true, gpu::Shape{11}, 1.f, 1.f, {ops::ActivationKind::Relu});
     check("gelu", 13, 7, 11, true, false, gpu::Shape{13, 1}, 1.f, 1.f, {ops::ActivationKind::Gelu});
@@ -122,6 +130,13 @@ TEST_F(ConvMatMulTest, OneDimensionalOperands) {
 TEST_F(ConvMatMulTest, Plain) {
     check("2-D", {13, 7}, {7, 11}, {13, 11});
     check("2-D tiles", {67, 19}, {19, 71}, {67, 71});
+}
+
+TEST_F(ConvMatMulTest, AlignedBatchedBroadcast) {
+    // 16-byte rows in every batch (the tensor-core tile's vector loads), M of 12 to 40 rows.
+    check("aligned batched", {3, 16, 24}, {3, 24, 32}, {3, 16, 32});
+    check("aligned B broadcast", {2, 40, 8}, {8, 48}, {2, 40, 48});
+    check("aligned 12 rows", {12, 32}, {2, 32, 16}, {2, 12, 16});
 }
 
 TEST_F(ConvMatMulTest, BatchedBroadcast) {

@@ -36,6 +36,7 @@ std::vector<ConvKernel> kernels_for(const ConvCase& c) {
     bool unit_stride = true;
     for (int64_t s : c.strides) unit_stride = unit_stride && s == 1;
     if (c.group == 1) k.push_back(ConvKernel::ImplicitGemm);
+    if (c.group == 1) k.push_back(ConvKernel::TensorCore); // where the device and dtype have them
     if (c.group == 1 && one && no_pad && unit_stride) k.push_back(ConvKernel::Gemm1x1);
     return k;
 }
@@ -56,6 +57,7 @@ protected:
             const HostTensor r = random_tensor(plain.shape(), dt, seed + 3);
             const HostTensor want = ref_conv::fuse(plain, c.residual ? &r : nullptr, c.act);
             for (ConvKernel k : kernels) {
+                if (k == ConvKernel::TensorCore && !ops::tensor_cores_available(dev(), dt)) continue;
                 const std::string what = c.name + " " + gpu::dtype_name(dt) + " " + ops::conv_kernel_name(k);
                 ops::ConvDesc d{.input = {c.x, dt},
                                 .weight = {c.w, dt},
@@ -205,6 +207,29 @@ TEST_F(ConvTest, EveryActivation) {
     }
 }
 
+TEST_F(ConvTest, AlignedShapesTakeTheVectorPaths) {
+    // Sizes whose rows, weights and planes are multiples of 8 elements: the tensor-core tile's
+    // 16-byte loads (aligned and shifted windows), its 8-wide stores and the 1x1 GEMM form, next
+    // to the scalar edges (pads, rows past 128 channels, K not a multiple of 8).
+    const ops::Activation relu{ActivationKind::Relu};
+    check({"aligned 3x3", {1, 8, 6, 16}, {40, 8, 3, 3}, {}, {1, 1, 1, 1}, {}});
+    check({"aligned 3x3 residual relu", {1, 16, 5, 24}, {24, 16, 3, 3}, {}, {1, 1, 1, 1}, {}, "NOTSET", 1, true,
+           relu, true});
+    check({"aligned 3x3 stride 2 batch 2", {2, 16, 10, 32}, {24, 16, 3, 3}, {2, 2}, {1, 1, 1, 1}, {}});
+    check({"aligned 3x3 dilation 2", {1, 8, 12, 24}, {20, 8, 3, 3}, {}, {2, 2, 2, 2}, {2, 2}});
+    check({"aligned 5x5 wide pads", {1, 8, 7, 16}, {16, 8, 5, 5}, {}, {2, 2, 2, 2}, {}});
+    check({"aligned K 27", {1, 3, 8, 16}, {16, 3, 3, 3}, {}, {1, 1, 1, 1}, {}});
+    check({"aligned 136 channels", {1, 8, 4, 16}, {136, 8, 3, 3}, {}, {1, 1, 1, 1}, {}, "NOTSET", 1, true, relu});
+    check({"aligned 1x1", {2, 16, 4, 8}, {32, 16, 1, 1}, {}, {}, {}});
+    // 64-channel multiples: the tensor-core tile walks K tap by tap (slices of one tap's channels).
+    check({"tap-major 3x3", {1, 64, 5, 16}, {24, 64, 3, 3}, {}, {1, 1, 1, 1}, {}});
+    check({"32 channels 3x3", {1, 32, 5, 16}, {24, 32, 3, 3}, {}, {1, 1, 1, 1}, {}});
+    check({"tap-major 3x3 batch 2 residual relu", {2, 64, 4, 24}, {16, 64, 3, 3}, {}, {1, 1, 1, 1}, {}, "NOTSET", 1,
+           true, relu, true});
+    check({"tap-major 5x5 asymmetric pads", {1, 128, 6, 16}, {40, 128, 5, 5}, {}, {2, 1, 1, 3}, {}});
+    check({"aligned 1x1 residual", {1, 24, 4, 16}, {16, 24, 1, 1}, {}, {}, {}, "NOTSET", 1, false, relu, true});
+}
+
 TEST_F(ConvTest, AutoChoosesKernelByShape) {
     auto kernel = [&](gpu::Shape x, gpu::Shape w, int64_t group, std::vector<int64_t> pads) {
         return ops::Conv::create(dev(), {.input = {x}, .weight = {w}, .pads = pads, .group = group})
@@ -215,6 +240,24 @@ TEST_F(ConvTest, AutoChoosesKernelByShape) {
     EXPECT_EQ(kernel({1, 8, 9, 9}, {31, 8, 3, 3}, 1, {1, 1, 1, 1}), ConvKernel::Direct); // few channels
     EXPECT_EQ(kernel({1, 8, 9, 9}, {8, 1, 3, 3}, 8, {1, 1, 1, 1}), ConvKernel::Direct);
     EXPECT_EQ(kernel({1, 8, 9, 9}, {4, 8, 1, 1}, 1, {1, 1, 1, 1}), ConvKernel::Direct);
+    // f16 storage takes the tensor cores where the device has them, from 12 output channels.
+    if (ops::tensor_cores_available(dev(), gpu::DType::f16)) {
+        auto f16 = [&](gpu::Shape x, gpu::Shape w, int64_t group) {
+            return ops::Conv::create(dev(), {.input = {x, gpu::DType::f16},
+                                             .weight = {w, gpu::DType::f16},
+                                             .pads = {1, 1, 1, 1},
+                                             .group = group})
+                ->kernel();
+        };
+        EXPECT_EQ(f16({1, 8, 9, 9}, {12, 8, 3, 3}, 1), ConvKernel::TensorCore);
+        EXPECT_EQ(f16({1, 8, 9, 9}, {11, 8, 3, 3}, 1), ConvKernel::Direct);
+        EXPECT_EQ(f16({1, 8, 9, 9}, {8, 1, 3, 3}, 8), ConvKernel::Direct);
+    } else {
+        EXPECT_THROW(ops::Conv::create(dev(), {.input = {{1, 8, 9, 9}, gpu::DType::f32},
+                                               .weight = {{16, 8, 3, 3}, gpu::DType::f32},
+                                               .kernel = ConvKernel::TensorCore}),
+                     Error);
+    }
 }
 
 TEST_F(ConvTest, EffectivePads) {

@@ -31,8 +31,13 @@ enum class ConvKernel : uint8_t {
     Direct,       // one invocation per output; any group, stride, dilation, padding
     Gemm1x1,      // 1x1 kernel, stride 1, no padding, group 1: a batched GEMM W[M,C] x X[n][C,H*W]
     ImplicitGemm, // group 1, any kernel: tiled im2col GEMM staged through shared memory
+    TensorCore,   // group 1, any kernel, f16 storage, VK_NV_cooperative_matrix: the implicit GEMM
+                  // (1x1 / stride 1 / no padding: the plain GEMM) on tensor cores, fp32 accumulation
 };
 const char* conv_kernel_name(ConvKernel kernel);
+// Whether Conv (ConvKernel::TensorCore), Gemm and MatMul run on tensor cores for `dtype` tensors on
+// this device: f16 storage and VK_NV_cooperative_matrix (off with VKML_DISABLE_COOPMAT=1).
+bool tensor_cores_available(const gpu::Device& device, DType dtype);
 
 struct ConvDesc {
     TensorDesc input;               // X [N, C, H, W] (or [N, C, W])
@@ -48,8 +53,10 @@ struct ConvDesc {
     // vkml extensions.
     Activation activation;
     bool residual = false; // adds an input R of the output's shape: y = act(conv + bias + R)
-    // Auto: Gemm1x1 for 1x1 / stride 1 / no padding / group 1; ImplicitGemm for group 1 with a
-    // kernel of 3x3 (9 taps) or more; Direct otherwise (grouped, depthwise, small kernels).
+    // Auto: TensorCore for group 1 in f16 storage on a device with cooperative matrices (from 12
+    // output channels); else Gemm1x1 for 1x1 / stride 1 / no padding / group 1;
+    // ImplicitGemm for group 1 with a kernel of 3x3 (9 taps) or more; Direct otherwise (grouped,
+    // depthwise, small kernels).
     ConvKernel kernel = ConvKernel::Auto;
 };
 
@@ -70,7 +77,9 @@ private:
     ConvKernel kernel_ = ConvKernel::Direct;
     std::array<int64_t, 4> pads_{};
     bool has_bias_ = false, has_residual_ = false;
+    bool gemm_form_ = false; // recorded as the 1x1 GEMM (weights first)
     const gpu::Pipeline* pipeline_ = nullptr;
+    const gpu::Pipeline* pack_pipeline_ = nullptr; // TensorCore: weights re-packed tap-major
     std::array<uint32_t, 3> groups_{};
     std::array<float, 4> push_{}; // Gemm1x1: alpha, beta, act alpha, act beta; others: act alpha, beta
 };
