@@ -1,9 +1,11 @@
 """A small ONNX reader and graph interpreter, pure Python (no onnx, no numpy needed).
 
 The reader decodes the protobuf wire format of the fields a model file needs (graph, nodes,
-attributes, initializers, inputs/outputs). The interpreter walks the graph in topological order
-and calls a backend for every op; torch_peers.py gives it torch ops, `ShapeBackend` below only
-propagates shapes (so the graph walk is checked where torch is absent).
+attributes, initializers, inputs/outputs). The interpreter walks the graph once, in topological
+order, for a fixed input shape, folding shape arithmetic (Shape, Gather, Concat of constants) in
+Python and calling a backend for every tensor op: `ShapeBackend` only propagates shapes,
+`CodegenBackend` writes a straight-line PyTorch `forward` (torch_peers.py executes it, so eager
+mode, CUDA graphs and torch.compile all see plain torch ops). Neither needs torch to run here.
 """
 
 import math
@@ -372,8 +374,8 @@ class Interpreter:
 
     # ---- tensor ops
     def op_Conv(self, n, a, b):
-        x, w = a[0], a[1]
-        bias = a[2] if len(a) > 2 else None
+        x, w = a[0], b.tensor(a[1])
+        bias = b.tensor(a[2]) if len(a) > 2 and a[2] is not None else None
         ws = b.shape(w)
         k = list(n.attr("kernel_shape", ws[2:]))
         strides = list(n.attr("strides", [1] * len(k)))
@@ -441,10 +443,10 @@ class Interpreter:
         return b.binary("pow", a[0], a[1])
 
     def op_MatMul(self, n, a, b):
-        return b.matmul(a[0], a[1])
+        return b.matmul(b.tensor(a[0]), b.tensor(a[1]))
 
     def op_Gemm(self, n, a, b):
-        return b.gemm(a[0], a[1], a[2] if len(a) > 2 else None, n.attr("alpha", 1.0), n.attr("beta", 1.0),
+        return b.gemm(a[0], b.tensor(a[1]), a[2] if len(a) > 2 else None, n.attr("alpha", 1.0), n.attr("beta", 1.0),
                       n.attr("transA", 0), n.attr("transB", 0))
 
     def op_Concat(self, n, a, b):
@@ -526,10 +528,10 @@ class Interpreter:
         return b.global_avgpool(a[0])
 
     def op_BatchNormalization(self, n, a, b):
-        return b.batchnorm(a[0], a[1], a[2], a[3], a[4], n.attr("epsilon", 1e-5))
+        return b.batchnorm(a[0], *[b.tensor(v) for v in a[1:5]], n.attr("epsilon", 1e-5))
 
     def op_InstanceNormalization(self, n, a, b):
-        return b.instancenorm(a[0], a[1], a[2], n.attr("epsilon", 1e-5))
+        return b.instancenorm(a[0], b.tensor(a[1]), b.tensor(a[2]), n.attr("epsilon", 1e-5))
 
     def op_Pad(self, n, a, b):
         pads = list(a[1]) if len(a) > 1 and a[1] is not None else n.attr("pads")
@@ -633,6 +635,10 @@ class ShapeBackend:
 
     def shape(self, x):
         return list(x.dims) if isinstance(x, Const) else list(x.s)
+
+    def tensor(self, x):
+        """A backend tensor for an operand that must be one (weights, biases), constants included."""
+        return self.T(x.dims) if isinstance(x, Const) else x
 
     def _t(self, x):
         return x if isinstance(x, self.T) else self.T(x.dims)
@@ -765,3 +771,216 @@ def conv_flops(model, input_shape):
     be = Counting()
     Interpreter(model, be).run(be.input(input_shape))
     return Counting.flops
+
+
+class CodegenBackend(ShapeBackend):
+    """Emits the torch code of each op while propagating shapes. Parameters (initializers and
+    non-scalar constants) become module buffers named p0, p1, ...; source() gives the forward."""
+
+    def __init__(self):
+        self.lines, self.params, self._n = [], [], 0
+
+    def _emit(self, shape, expr):
+        var = "v%d" % self._n
+        self._n += 1
+        self.lines.append("%s = %s" % (var, expr))
+        t = self.T(shape)
+        t.var = var
+        return t
+
+    def input(self, shape):
+        t = self.T(shape)
+        t.var = "x"
+        return t
+
+    def param(self, t):
+        name = "p%d" % len(self.params)
+        self.params.append((name, t))
+        out = self.T(t.dims)
+        out.var = "self." + name
+        return out
+
+    def tensor(self, x):
+        if not isinstance(x, Const):
+            return x
+        t = Tensor("const%d" % len(self.params), x.dims, 1, values=[float(v) for v in x])
+        t.raw = struct.pack("<%df" % len(x), *t._values)
+        return self.param(t)
+
+    def ref(self, x):
+        """The expression for an operand: a tensor's variable, a scalar constant's literal, or a
+        buffer holding a constant vector."""
+        if isinstance(x, Const) and len(x) == 1 and len(x.dims) <= 1:
+            return repr(float(x[0]) if isinstance(x[0], float) else x[0])
+        return self.tensor(x).var
+
+    def source(self, outputs):
+        outs = outputs if isinstance(outputs, list) else [outputs]
+        body = ["def forward(self, x):"] + ["    " + l for l in self.lines]
+        body.append("    return " + (outs[0].var if len(outs) == 1 else "(" + ", ".join(o.var for o in outs) + ",)"))
+        return "\n".join(body) + "\n"
+
+    @staticmethod
+    def _torch_pads(pads):
+        """ONNX [x1_begin, x2_begin, ..., x1_end, x2_end, ...] -> F.pad's (last_begin, last_end, ...)."""
+        n = len(pads) // 2
+        out = []
+        for i in reversed(range(n)):
+            out += [pads[i], pads[i + n]]
+        return tuple(out)
+
+    def conv(self, x, w, bias, strides, pads, dil, group):
+        y = ShapeBackend.conv(self, x, w, bias, strides, pads, dil, group)
+        n = len(strides)
+        src = x.var
+        if pads[:n] != pads[n:]:
+            src = "F.pad(%s, %s)" % (src, self._torch_pads(pads))
+            pad = (0,) * n
+        else:
+            pad = tuple(pads[:n])
+        fn = {1: "F.conv1d", 2: "F.conv2d", 3: "F.conv3d"}[n]
+        return self._emit(y.s, "%s(%s, %s, %s, %s, %s, %s, %d)" % (
+            fn, src, w.var, bias.var if bias is not None else "None", tuple(strides), pad, tuple(dil), group))
+
+    def unary(self, kind, x, arg=None):
+        v = self.ref(x)
+        expr = {
+            "relu": "F.relu(%s)" % v, "sigmoid": "torch.sigmoid(%s)" % v, "tanh": "torch.tanh(%s)" % v,
+            "exp": "torch.exp(%s)" % v, "sqrt": "torch.sqrt(%s)" % v, "neg": "(-%s)" % v,
+        }.get(kind)
+        if kind == "leaky_relu":
+            expr = "F.leaky_relu(%s, %r)" % (v, float(arg))
+        elif kind == "hard_sigmoid":
+            expr = "torch.clamp(%s * %r + %r, 0.0, 1.0)" % (v, float(arg[0]), float(arg[1]))
+        elif kind == "clip":
+            expr = "torch.clamp(%s, %r, %r)" % (v, arg[0], arg[1])
+        return self._emit(self.shape(x), expr)
+
+    def binary(self, kind, x, y):
+        out = ShapeBackend.binary(self, kind, x, y)
+        op = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**"}[kind]
+        return self._emit(out.s, "%s %s %s" % (self.ref(x), op, self.ref(y)))
+
+    def matmul(self, x, y):
+        return self._emit(ShapeBackend.matmul(self, x, y).s, "torch.matmul(%s, %s)" % (x.var, y.var))
+
+    def gemm(self, x, y, c, alpha, beta, ta, tb):
+        out = ShapeBackend.gemm(self, x, y, c, alpha, beta, ta, tb)
+        a = x.var + (".t()" if ta else "")
+        if tb and alpha == 1 and (c is None or beta == 1):
+            return self._emit(out.s, "F.linear(%s, %s, %s)" % (a, y.var, self.ref(c) if c is not None else "None"))
+        expr = "torch.matmul(%s, %s)" % (a, y.var + (".t()" if tb else ""))
+        if alpha != 1:
+            expr = "%r * %s" % (float(alpha), expr)
+        if c is not None and beta != 0:
+            expr += " + %s" % (self.ref(c) if beta == 1 else "%r * %s" % (float(beta), self.ref(c)))
+        return self._emit(out.s, expr)
+
+    def concat(self, xs, axis):
+        out = ShapeBackend.concat(self, xs, axis)
+        return self._emit(out.s, "torch.cat([%s], %d)" % (", ".join(self.ref(v) for v in xs), axis))
+
+    def split(self, x, sizes, axis):
+        outs = ShapeBackend.split(self, x, sizes, axis)
+        base = self._emit(x.s, "torch.split(%s, %s, %d)" % (x.var, list(sizes), axis))
+        for i, o in enumerate(outs):
+            o.var = "%s[%d]" % (base.var, i)
+        return outs
+
+    def slice(self, x, starts, ends, axes, steps):
+        out = ShapeBackend.slice(self, x, starts, ends, axes, steps)
+        idx = [":"] * len(x.s)
+        for s, e, ax, st in zip(starts, ends, axes, steps):
+            dim = x.s[ax]
+            s = max(-dim, min(s, dim))
+            e = None if (st > 0 and e >= dim) or (st < 0 and e < -dim) else max(-dim - 1, min(e, dim))
+            idx[ax] = "%d:%s%s" % (s, "" if e is None else e, "" if st == 1 else ":%d" % st)
+        return self._emit(out.s, "%s[%s]" % (x.var, ", ".join(idx)))
+
+    def reshape(self, x, shape):
+        out = ShapeBackend.reshape(self, x, shape)
+        return self._emit(out.s, "%s.reshape(%s)" % (self.ref(x), tuple(shape)))
+
+    def transpose(self, x, perm):
+        out = ShapeBackend.transpose(self, x, perm)
+        return self._emit(out.s, "%s.permute(%s)" % (x.var, tuple(perm)))
+
+    def softmax(self, x, axis):
+        return self._emit(x.s, "torch.softmax(%s, %d)" % (x.var, axis))
+
+    def _pool(self, fn, x, k, strides, pads, ceil_mode, extra, pad_value):
+        n = len(k)
+        src = x.var
+        sym = pads[:n] == pads[n:] and all(p <= kk // 2 for p, kk in zip(pads[:n], k))
+        if not sym:
+            src = "F.pad(%s, %s, value=%s)" % (src, self._torch_pads(pads), pad_value)
+            pad = (0,) * n
+        else:
+            pad = tuple(pads[:n])
+        return "%s(%s, %s, %s, %s, %s%s)" % (fn, src, tuple(k), tuple(strides), pad, bool(ceil_mode), extra)
+
+    def maxpool(self, x, k, strides, pads, ceil_mode):
+        out = ShapeBackend.maxpool(self, x, k, strides, pads, ceil_mode)
+        return self._emit(out.s, self._pool("F.max_pool2d", x, k, strides, pads, ceil_mode, "", "float('-inf')"))
+
+    def avgpool(self, x, k, strides, pads, ceil_mode, count_include_pad):
+        out = ShapeBackend.avgpool(self, x, k, strides, pads, ceil_mode, count_include_pad)
+        return self._emit(out.s, self._pool("F.avg_pool2d", x, k, strides, pads, ceil_mode,
+                                            ", %s" % bool(count_include_pad), "0.0"))
+
+    def global_avgpool(self, x):
+        out = ShapeBackend.global_avgpool(self, x)
+        return self._emit(out.s, "%s.mean(%s, keepdim=True)" % (x.var, tuple(range(2, len(x.s)))))
+
+    def batchnorm(self, x, scale, bias, mean, var, eps):
+        return self._emit(x.s, "F.batch_norm(%s, %s, %s, %s, %s, False, 0.0, %r)" % (
+            x.var, mean.var, var.var, scale.var, bias.var, float(eps)))
+
+    def instancenorm(self, x, scale, bias, eps):
+        return self._emit(x.s, "F.instance_norm(%s, weight=%s, bias=%s, eps=%r)" % (
+            x.var, self.ref(scale), self.ref(bias), float(eps)))
+
+    def pad(self, x, pads, mode, value):
+        out = ShapeBackend.pad(self, x, pads, mode, value)
+        tmode = {"constant": "constant", "reflect": "reflect", "edge": "replicate"}[mode]
+        tp = self._torch_pads(pads)
+        while len(tp) > 2 and tp[-1] == 0 and tp[-2] == 0:  # F.pad takes trailing dims only
+            tp = tp[:-2]
+        extra = ", value=%r" % float(value) if tmode == "constant" else ""
+        return self._emit(out.s, "F.pad(%s, %s, mode=%r%s)" % (x.var, tp, tmode, extra))
+
+    def resize(self, x, sizes, mode, coord, nearest_mode):
+        out = ShapeBackend.resize(self, x, sizes, mode, coord, nearest_mode)
+        assert sizes[:2] == x.s[:2], "Resize over batch or channels"
+        if mode == "nearest":
+            tmode, ac = ("nearest" if coord == "asymmetric" else "nearest-exact"), ""
+        elif mode == "linear":
+            tmode = {3: "linear", 4: "bilinear", 5: "trilinear"}[len(x.s)]
+            ac = ", align_corners=%s" % (coord == "align_corners")
+        else:
+            tmode = {4: "bicubic"}[len(x.s)]
+            ac = ", align_corners=%s" % (coord == "align_corners")
+        return self._emit(out.s, "F.interpolate(%s, size=%s, mode=%r%s)" % (x.var, tuple(sizes[2:]), tmode, ac))
+
+    def depth_to_space(self, x, bs, mode):
+        out = ShapeBackend.depth_to_space(self, x, bs, mode)
+        if mode == "CRD":
+            return self._emit(out.s, "F.pixel_shuffle(%s, %d)" % (x.var, bs))
+        n, c, h, w = x.s
+        return self._emit(out.s, "%s.reshape(%d, %d, %d, %d, %d, %d).permute(0, 3, 4, 1, 5, 2).reshape(%s)" % (
+            x.var, n, bs, bs, c // (bs * bs), h, w, tuple(out.s)))
+
+    def reduce_mean(self, x, axes, keepdims):
+        out = ShapeBackend.reduce_mean(self, x, axes, keepdims)
+        return self._emit(out.s, "%s.mean(%s, keepdim=%s)" % (x.var, tuple(axes), bool(keepdims)))
+
+    def full(self, shape, value):
+        return self._emit(shape, "torch.full(%s, %r, dtype=self.dtype, device=self.device)" % (tuple(shape), value))
+
+
+def torch_source(model, input_shape):
+    """(forward source, [(buffer name, Tensor)], output shapes) for a fixed input shape."""
+    cg = CodegenBackend()
+    out = Interpreter(model, cg).run(cg.input(input_shape))
+    outs = out if isinstance(out, list) else [out]
+    return cg.source(outs), cg.params, [o.s for o in outs]
