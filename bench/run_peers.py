@@ -32,11 +32,24 @@ def tail(text, n=3):
     return " | ".join(lines[-n:]) if lines else "no output"
 
 
-def run(cmd, log_path, timeout):
+def python_env():
+    """The environment for the Python children (torch): without the LD_LIBRARY_PATH that points
+    into a device-pack bundle (Debian's libraries there are for vkml, not for the GPU machine's
+    Python), which only vkml needs."""
+    env = dict(os.environ)
+    keep = [p for p in env.get("LD_LIBRARY_PATH", "").split(":") if p and "/opt/vkml" not in p]
+    if keep:
+        env["LD_LIBRARY_PATH"] = ":".join(keep)
+    else:
+        env.pop("LD_LIBRARY_PATH", None)
+    return env
+
+
+def run(cmd, log_path, timeout, env=None):
     """(exit status or None on timeout, output) of cmd, its output also saved to log_path."""
     t0 = time.time()
     try:
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout, env=env)
         out, code = p.stdout.decode(errors="replace"), p.returncode
     except subprocess.TimeoutExpired as e:
         out, code = (e.stdout or b"").decode(errors="replace") + "\n[timed out after %d s]" % timeout, None
@@ -136,7 +149,7 @@ def main():
     if not args.skip_vkml:
         if any(w["name"] == "resnet18-224" for w in selected) and not args.fake:
             code, out = run([py, peers, "--export-resnet18", os.path.join(args.out, "resnet18.onnx")],
-                            os.path.join(args.out, "resnet18-export.log"), 300)
+                            os.path.join(args.out, "resnet18-export.log"), 300, env=python_env())
             print("resnet18 export: %s" % tail(out, 1), flush=True)
         print("== vkml (%s)" % args.vkml, flush=True)
         try:
@@ -156,7 +169,7 @@ def main():
         cmd += ["--fake"] if args.fake else []
         print("== PyTorch peers (budget %.0f s): %s" % (budget, " ".join(shlex.quote(c) for c in cmd)), flush=True)
         try:
-            subprocess.run(cmd, timeout=budget + 120)
+            subprocess.run(cmd, timeout=budget + 120, env=python_env())
         except (subprocess.TimeoutExpired, OSError) as e:
             print("torch peers: %s" % e, flush=True)
 
