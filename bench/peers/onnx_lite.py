@@ -917,7 +917,7 @@ class CodegenBackend(ShapeBackend):
             pad = (0,) * n
         else:
             pad = tuple(pads[:n])
-        return "%s(%s, %s, %s, %s, %s%s)" % (fn, src, tuple(k), tuple(strides), pad, bool(ceil_mode), extra)
+        return "%s(%s, %s, %s, %s, ceil_mode=%s%s)" % (fn, src, tuple(k), tuple(strides), pad, bool(ceil_mode), extra)
 
     def maxpool(self, x, k, strides, pads, ceil_mode):
         out = ShapeBackend.maxpool(self, x, k, strides, pads, ceil_mode)
@@ -926,7 +926,7 @@ class CodegenBackend(ShapeBackend):
     def avgpool(self, x, k, strides, pads, ceil_mode, count_include_pad):
         out = ShapeBackend.avgpool(self, x, k, strides, pads, ceil_mode, count_include_pad)
         return self._emit(out.s, self._pool("F.avg_pool2d", x, k, strides, pads, ceil_mode,
-                                            ", %s" % bool(count_include_pad), "0.0"))
+                                            ", count_include_pad=%s" % bool(count_include_pad), "0.0"))
 
     def global_avgpool(self, x):
         out = ShapeBackend.global_avgpool(self, x)

@@ -47,11 +47,45 @@ class Fake:
     def __init__(self, kind="tensor"):
         self.kind = kind
 
+    # torch.nn.functional's positional parameters, for the calls generated code makes
+    SIGNATURES = {
+        "conv2d": ["input", "weight", "bias", "stride", "padding", "dilation", "groups"],
+        "max_pool2d": ["input", "kernel_size", "stride", "padding", "dilation", "ceil_mode", "return_indices"],
+        "avg_pool2d": ["input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"],
+        "pad": ["input", "pad", "mode", "value"],
+        "interpolate": ["input", "size", "scale_factor", "mode", "align_corners"],
+        "batch_norm": ["input", "running_mean", "running_var", "weight", "bias", "training", "momentum", "eps"],
+        "instance_norm": ["input", "running_mean", "running_var", "weight", "bias", "use_input_stats", "momentum", "eps"],
+        "leaky_relu": ["input", "negative_slope"],
+        "linear": ["input", "weight", "bias"],
+        "pixel_shuffle": ["input", "upscale_factor"],
+    }
+    SIZES = {"kernel_size", "stride", "padding", "dilation", "size", "upscale_factor", "groups", "pad"}
+    FLAGS = {"ceil_mode", "count_include_pad", "align_corners", "training", "return_indices"}
+
     def __getattr__(self, name):
         known = {"F": self.KNOWN_F, "torch": self.KNOWN_TORCH, "tensor": self.KNOWN_TENSOR, "self": None}[self.kind]
         if known is not None and name not in known:
             raise AttributeError("%s.%s is not expected in generated code" % (self.kind, name))
-        return lambda *a, **k: Fake()
+        sig = self.SIGNATURES.get(name) if self.kind == "F" else None
+
+        def call(*a, **k):
+            if sig:
+                if len(a) > len(sig):
+                    raise TypeError("F.%s: %d positional arguments" % (name, len(a)))
+                named = dict(zip(sig, a))
+                for key in k:
+                    if key not in sig or key in named:
+                        raise TypeError("F.%s: bad keyword %s" % (name, key))
+                named.update(k)
+                for key, v in named.items():
+                    ints = lambda x: isinstance(x, int) and not isinstance(x, bool)  # noqa: E731
+                    if key in self.SIZES and v is not None and not (ints(v) or (isinstance(v, tuple) and all(map(ints, v)))):
+                        raise TypeError("F.%s: %s=%r is not an int or a tuple of ints" % (name, key, v))
+                    if key in self.FLAGS and not isinstance(v, bool):
+                        raise TypeError("F.%s: %s=%r is not a bool" % (name, key, v))
+            return Fake()
+        return call
 
     def __getitem__(self, key):
         return Fake()

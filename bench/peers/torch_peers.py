@@ -429,6 +429,30 @@ def roofline(torch, args):
             "how": "torch.matmul f16 %d^3 (median of 20); 1 GiB device copy, read + write bytes" % n}
 
 
+def verify_onnx(path, shape):
+    """The generated torch module against ONNX Runtime (CPU, f32) on one random input: shows
+    that the peers execute the same graph as the file. Prints the largest relative difference."""
+    import numpy as np
+    import torch
+    import onnxruntime as ort
+    net = torch_modules()["onnx_net"](path, shape, torch.float32, "cpu").eval()
+    x = np.random.RandomState(0).rand(*shape).astype(np.float32)
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    ref = sess.run(None, {sess.get_inputs()[0].name: x})
+    with torch.no_grad():
+        out = net(torch.from_numpy(x))
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    worst = 0.0
+    for r, o in zip(ref, outs):
+        o = o.numpy()
+        if o.shape != r.shape:
+            print("%s: output shape %s, ONNX Runtime %s" % (path, o.shape, r.shape))
+            return 1
+        worst = max(worst, float(np.abs(o - r).max() / max(np.abs(r).max(), 1e-6)))
+    print("%s %s: %d outputs, max |torch - onnxruntime| / max |onnxruntime| = %.2e" % (path, shape, len(ref), worst))
+    return 0 if worst < 1e-3 else 1
+
+
 def export_resnet18(path):
     """torchvision's resnet18 (random weights) as ONNX for `vkml bench model` (opset 17, batch 1)."""
     import torch
@@ -626,6 +650,8 @@ def main():
     ap.add_argument("--work", default=".")
     ap.add_argument("--log", default="", help="the workers' stderr (default: <json>.log, or stderr)")
     ap.add_argument("--export-resnet18", metavar="PATH", help="only export torchvision's resnet18 to ONNX")
+    ap.add_argument("--verify-onnx", nargs=2, metavar=("MODEL", "N,C,H,W"),
+                    help="only compare the generated module with ONNX Runtime (CPU) on one input")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--deadline", type=float, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--pairs", default="", help=argparse.SUPPRESS)
@@ -634,6 +660,8 @@ def main():
     args.runs = max(args.runs, 1)
     if args.export_resnet18:
         return export_resnet18(args.export_resnet18)
+    if args.verify_onnx:
+        return verify_onnx(args.verify_onnx[0], [int(v) for v in args.verify_onnx[1].split(",")])
     if args.worker:
         return fake_worker(args) if args.fake else worker(args)
 
