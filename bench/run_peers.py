@@ -113,17 +113,36 @@ def vkml_side(args, selected, paths):
     return doc
 
 
+def default_vkml():
+    for name in ("vkml", "vkml_perf"):  # vkml_perf: the same bench commands without FFmpeg
+        if shutil.which(name):
+            return shutil.which(name)
+    for name in ("vkml", "vkml_perf"):
+        if os.path.exists(os.path.join(ROOT, "build", "bin", name)):
+            return os.path.join(ROOT, "build", "bin", name)
+    return "vkml"
+
+
+def default_models():
+    if os.environ.get("VKML_MODELS"):
+        return os.environ["VKML_MODELS"]
+    home = os.path.expanduser("~/.cache/vkml/models")
+    packed = os.path.join(os.environ.get("VKML_DATA", "/opt/vkml/data"), ".dev-stage", "models")
+    return packed if not os.path.isdir(home) and os.path.isdir(packed) else home
+
+
 def fmt(r):
     return "n/a (%s)" % r["error"] if "error" in r else "%.3f ms%s" % (
         r["ms"], ", %.1f TFLOP/s" % r["tflops"] if r.get("tflops") else "")
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--vkml", default=shutil.which("vkml") or os.path.join(ROOT, "build", "bin", "vkml"),
-                    help="the vkml binary (default: vkml on PATH, else build/bin/vkml)")
-    ap.add_argument("--models", default=os.environ.get("VKML_MODELS") or os.path.expanduser("~/.cache/vkml/models"),
-                    help="the model cache (default $VKML_MODELS or ~/.cache/vkml/models)")
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()),
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--vkml", default=default_vkml(),
+                    help="the vkml binary, or vkml_perf (default: vkml, else vkml_perf, on PATH, else build/bin/)")
+    ap.add_argument("--models", default=default_models(),
+                    help="the model cache (default $VKML_MODELS, ~/.cache/vkml/models, else $VKML_DATA/.dev-stage/models)")
     ap.add_argument("--assets", default=os.path.join(ROOT, "assets"), help="the repository's assets/ folder")
     ap.add_argument("--out", default="peers-out", help="folder for the results")
     ap.add_argument("--only", default="", help="workloads (default all): " + ",".join(W.BY_NAME))
@@ -132,8 +151,8 @@ def main():
     ap.add_argument("--compile-limit", type=float, default=120, help="seconds per workload for torch.compile")
     ap.add_argument("--budget", type=float, default=560, help="seconds for the whole run (torch gets what vkml leaves)")
     ap.add_argument("--vkml-timeout", type=float, default=240, help="seconds per vkml benchmark process")
-    ap.add_argument("--skip-vkml", action="store_true")
-    ap.add_argument("--skip-torch", action="store_true")
+    ap.add_argument("--skip-vkml", action="store_true", help="no vkml runs (an earlier OUT/vkml.json is still used)")
+    ap.add_argument("--skip-torch", action="store_true", help="no PyTorch runs")
     ap.add_argument("--fake", action="store_true", help="torch side with made-up numbers (self-check without torch)")
     args = ap.parse_args()
     t0 = time.time()
@@ -174,6 +193,7 @@ def main():
             print("torch peers: %s" % e, flush=True)
 
     if vkml_doc is None and os.path.exists(os.path.join(args.out, "vkml.json")):
+        print("vkml: --skip-vkml, so the table takes the earlier vkml results in %s" % os.path.join(args.out, "vkml.json"))
         vkml_doc = report.load(os.path.join(args.out, "vkml.json"))
     torch_doc = report.merge_torch([report.load(torch_json) if os.path.exists(torch_json) else None])
     command = "python3 bench/run_peers.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
