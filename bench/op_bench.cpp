@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <random>
 
+#include "json_out.hpp"
 #include "vkml/vkml.hpp"
 
 namespace vkml::bench {
@@ -52,6 +53,11 @@ int run_op_bench(gpu::Device& device, const OpBenchOptions& options) {
     if (options.peak_tflops > 0) std::printf(", compute %.1f TFLOP/s (--peak-tflops)", options.peak_tflops);
     std::printf("\n\n%-44s %-4s %10s %10s %10s %9s\n", "op", "type", "median us", "GFLOP/s", "GB/s", "roofline");
     int cases = 0;
+    std::string rows; // JSON objects, one per measurement or skipped case
+    auto json_row = [&](const OpBenchCase& c, DType dtype, const std::string& rest) {
+        rows += std::string(rows.empty() ? "\n  " : ",\n  ") + "{\"name\": " + json_quote(c.name) +
+                ", \"dtype\": " + json_quote(gpu::dtype_name(dtype)) + ", " + rest + "}";
+    };
     for (const OpBenchCase& c : op_bench_cases()) {
         if (c.large != options.large) continue;
         if (!options.filter.empty() && c.name.find(options.filter) == std::string::npos) continue;
@@ -62,6 +68,7 @@ int run_op_bench(gpu::Device& device, const OpBenchOptions& options) {
                 op = c.make(device, dtype);
             } catch (const Error& e) {
                 std::printf("%-44s %-4s skipped: %s\n", c.name.c_str(), gpu::dtype_name(dtype), e.what());
+                json_row(c, dtype, "\"skipped\": " + json_quote(e.what()));
                 continue;
             }
             std::vector<gpu::Tensor> in, out;
@@ -110,10 +117,22 @@ int run_op_bench(gpu::Device& device, const OpBenchOptions& options) {
             if (share > 0) std::snprintf(share_text, sizeof share_text, "%.0f%%", share * 100);
             std::printf("%-44s %-4s %10.1f %10.1f %10.1f %9s\n", c.name.c_str(), gpu::dtype_name(dtype), t * 1e6, gflops,
                         gbs, share_text);
+            json_row(c, dtype,
+                     "\"median_us\": " + json_number(t * 1e6) + ", \"flops\": " + json_number(c.flops) +
+                         ", \"bytes\": " + json_number(bytes) + ", \"gflops\": " + json_number(gflops) +
+                         ", \"gbs\": " + json_number(gbs) + ", \"roofline\": " + (share > 0 ? json_number(share) : "null"));
             ++cases;
         }
     }
     std::printf("\n%d measurements; each the median of %d records timed with GPU timestamps\n", cases, options.runs);
+    if (!options.json_path.empty()) {
+        const std::string j = "{\"tool\": \"vkml bench ops\", \"device\": " + json_quote(caps.device_name) +
+                              ", \"runs\": " + std::to_string(options.runs) +
+                              ", \"bandwidth_gbs\": " + json_number(bandwidth / 1e9) +
+                              ", \"peak_tflops\": " + (options.peak_tflops > 0 ? json_number(options.peak_tflops) : "null") +
+                              ",\n \"cases\": [" + rows + "\n]}\n";
+        if (!write_text_file(options.json_path, j)) return 1;
+    }
     return cases > 0 ? 0 : 1;
 }
 

@@ -30,6 +30,7 @@ struct OpBenchOptions {
     bool large = false;      // the real sizes instead of the small ones
     int runs = 25;           // timed records per case
     double peak_tflops = 0;  // f32/f16 compute peak for the roofline share, 0 = unknown
+    std::string json_path;   // also write the results there as JSON (empty: no file)
 };
 
 int run_op_bench(gpu::Device& device, const OpBenchOptions& options);

@@ -11,12 +11,13 @@ namespace vkml::tool {
 int bench_main(Args args) {
     if (!args.empty() && args[0] == "model") return bench_model_main(args.subspan(1));
     if (args.empty() || args[0] != "ops") {
-        std::fprintf(stderr, "usage: vkml bench ops [--large] [--filter TEXT] [--runs N] [--peak-tflops X]\n"
-                             "       vkml bench model MODEL [--size WxH] [--fp32] [--runs N]\n"
+        std::fprintf(stderr, "usage: vkml bench ops [--large] [--filter TEXT] [--runs N] [--peak-tflops X] [--json FILE]\n"
+                             "       vkml bench model MODEL [--size WxH] [--fp32] [--runs N] [--json FILE]\n"
                              "  --large          the real sizes (960x540 feature maps) instead of the small ones\n"
                              "  --filter TEXT    only cases whose name contains TEXT\n"
                              "  --runs N         timed records per case (median reported; default 25)\n"
-                             "  --peak-tflops X  the device's compute peak, for the roofline share of compute-bound ops\n");
+                             "  --peak-tflops X  the device's compute peak, for the roofline share of compute-bound ops\n"
+                             "  --json FILE      also write the results to FILE as JSON\n");
         return 2;
     }
     bench::OpBenchOptions opt;
@@ -33,6 +34,7 @@ int bench_main(Args args) {
         else if (a == "--filter") opt.filter = value();
         else if (a == "--runs") opt.runs = std::max(1, std::atoi(value().c_str()));
         else if (a == "--peak-tflops") opt.peak_tflops = std::atof(value().c_str());
+        else if (a == "--json") opt.json_path = value();
         else {
             std::fprintf(stderr, "vkml bench: unknown option '%.*s'\n", int(a.size()), a.data());
             return 2;

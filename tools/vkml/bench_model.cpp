@@ -1,7 +1,8 @@
 // `vkml bench model MODEL --size WxH [--fp32]`: one whole model timed on the GPU. Each run is one
 // Session::record bracketed by timestamps, all runs in one submission after warm-up runs; the
 // median is reported with the achieved TFLOP/s (multiply-adds of the convolutions and matrix
-// products, counted from the lowered graph's shapes) and the session's memory.
+// products, counted from the lowered graph's shapes) and the session's memory. --json FILE also
+// writes them machine-readably (bench/run_peers.py reads it).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../../bench/json_out.hpp"
 #include "commands.hpp"
 #include "vkml/graph/session.hpp"
 #include "vkml/import/model.hpp"
@@ -56,19 +58,22 @@ double median(std::vector<double> v) {
 
 int bench_model_main(Args args) {
     if (args.empty()) {
-        std::fprintf(stderr, "usage: vkml bench model MODEL [--size WxH] [--fp32] [--runs N]\n");
+        std::fprintf(stderr, "usage: vkml bench model MODEL [--size WxH] [--fp32] [--runs N] [--json FILE]\n");
         return 2;
     }
     const std::string path(args[0]);
     int width = 960, height = 540, runs = 20;
     bool fp32 = false;
+    std::string json_path;
     for (size_t i = 1; i < args.size(); ++i) {
         const std::string_view a = args[i];
         if (a == "--fp32") {
             fp32 = true;
-        } else if ((a == "--size" || a == "--runs") && i + 1 < args.size()) {
+        } else if ((a == "--size" || a == "--runs" || a == "--json") && i + 1 < args.size()) {
             const std::string v(args[++i]);
-            if (a == "--runs") {
+            if (a == "--json") {
+                json_path = v;
+            } else if (a == "--runs") {
                 runs = std::max(1, std::atoi(v.c_str()));
             } else if (std::sscanf(v.c_str(), "%dx%d", &width, &height) != 2 || width <= 0 || height <= 0) {
                 std::fprintf(stderr, "vkml bench model: --size takes WxH, e.g. 960x540 (got '%s')\n", v.c_str());
@@ -130,6 +135,25 @@ int bench_model_main(Args args) {
     std::printf("compute:  %.2f GFLOP per run, %.2f TFLOP/s\n", flops / 1e9, t > 0 ? flops / (t * 1e-3) / 1e12 : 0.0);
     std::printf("memory:   arena %.1f MiB (peak live %.1f MiB)\n", double(mem.arena) / (1 << 20),
                 double(mem.peak_live) / (1 << 20));
+    if (!json_path.empty()) {
+        using bench::json_number;
+        using bench::json_quote;
+        std::string j = "{\"tool\": \"vkml bench model\", \"model\": " + json_quote(path) +
+                        ", \"format\": " + json_quote(g.format) + ", \"name\": " + json_quote(g.name) +
+                        ",\n \"device\": " + json_quote(device->caps().device_name) +
+                        ", \"input\": " + json_quote(in.name) + ", \"shape\": [1, " + std::to_string(channels) + ", " +
+                        std::to_string(height) + ", " + std::to_string(width) + "], \"storage\": " +
+                        json_quote(fp32 ? "f32" : (device->caps().storage16 ? "f16" : "f32")) +
+                        ",\n \"runs\": " + std::to_string(runs) + ", \"median_ms\": " + json_number(t) +
+                        ", \"min_ms\": " + json_number(*std::min_element(ms.begin(), ms.end())) +
+                        ", \"max_ms\": " + json_number(*std::max_element(ms.begin(), ms.end())) +
+                        ",\n \"flops\": " + json_number(flops) +
+                        ", \"tflops\": " + json_number(t > 0 ? flops / (t * 1e-3) / 1e12 : 0.0) +
+                        ", \"steps\": " + std::to_string(session.steps().size()) +
+                        ", \"arena_bytes\": " + std::to_string(mem.arena) +
+                        ", \"peak_live_bytes\": " + std::to_string(mem.peak_live) + "}\n";
+        if (!bench::write_text_file(json_path, j)) return 1;
+    }
     return 0;
 }
 
