@@ -11,6 +11,7 @@
 #include <string>
 
 #include "gpu_test.hpp"
+#include "vkml/gpu/stream.hpp"
 
 namespace vkml::test {
 namespace {
@@ -128,6 +129,29 @@ TEST_F(GpuTest, OutOfMemoryWaitsForRetiredMemory) {
     gpu::Buffer big(*device, {.size = 30ull << 20, .name = "needs the retired memory"});
     EXPECT_TRUE(big);
     EXPECT_EQ(device->retired_pending(), 0u);
+}
+
+// A stream submits piece after piece through a few command buffers, in order.
+TEST_F(GpuTest, CommandStreamSubmitsPiecesInOrder) {
+    gpu::Buffer buf(dev(), {.size = 4096, .name = "stream target"});
+    gpu::CommandStream stream(dev(), QueueRole::Compute, 2);
+    uint64_t last = 0;
+    for (uint32_t i = 1; i <= 7; ++i) {
+        gpu::CommandBuffer& cmd = stream.cmd();
+        gpu::barrier::memory(cmd, VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                             VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+        cmd.fill(buf.range(), i, 4096);
+        const uint64_t v = stream.submit();
+        EXPECT_GT(v, last);
+        last = v;
+    }
+    EXPECT_EQ(stream.submit(), last) << "nothing recorded: nothing submitted";
+    stream.wait();
+    std::vector<std::byte> bytes(4);
+    gpu::download(dev(), buf.range(), bytes);
+    uint32_t got = 0;
+    std::memcpy(&got, bytes.data(), 4);
+    EXPECT_EQ(got, 7u);
 }
 
 // VKML_WAIT_TIMEOUT sets the no-progress limit (0: none); anything else is an error, not ignored.
