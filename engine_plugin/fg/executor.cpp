@@ -100,10 +100,15 @@ public:
 
 private:
     void destroy() {
-        if (view_) vkDestroyImageView(device_.vk(), view_, nullptr);
-        if (image_) vkDestroyImage(device_.vk(), image_, nullptr);
-        view_ = VK_NULL_HANDLE;
-        image_ = VK_NULL_HANDLE;
+        // Frames that use it may still run: destroyed (and its memory released) once vkml's work
+        // so far is done.
+        if (!view_ && !image_ && !memory_) return;
+        device_.retire([vk = device_.vk(), view = std::exchange(view_, VK_NULL_HANDLE),
+                        image = std::exchange(image_, VK_NULL_HANDLE), memory = std::move(memory_)] {
+            if (view) vkDestroyImageView(vk, view, nullptr);
+            if (image) vkDestroyImage(vk, image, nullptr);
+        });
+        memory_.reset();
     }
     gpu::Device& device_;
     VkImage image_ = VK_NULL_HANDLE;
@@ -158,7 +163,8 @@ public:
 
 private:
     void reset_pool() {
-        if (pool_) vkDestroyQueryPool(device_->vk(), pool_, nullptr);
+        if (pool_)
+            device_->retire([vk = device_->vk(), pool = pool_] { vkDestroyQueryPool(vk, pool, nullptr); });
         pool_ = VK_NULL_HANDLE;
         capacity_ = 0;
     }

@@ -132,12 +132,15 @@ Overlay::Impl::Impl(gpu::Device& dev, uint32_t frames_in_flight)
 }
 
 Overlay::Impl::~Impl() {
-    const VkDevice vk = device.vk();
-    for (VkPipeline p : pipelines)
-        if (p) vkDestroyPipeline(vk, p, nullptr);
-    for (VkDescriptorPool p : pools) vkDestroyDescriptorPool(vk, p, nullptr);
-    vkDestroyPipelineLayout(vk, layout, nullptr);
-    vkDestroyDescriptorSetLayout(vk, set_layout, nullptr);
+    // Frames recorded with these may still run: destroyed once vkml's work so far is done.
+    device.retire(
+        [vk = device.vk(), pipelines = pipelines, pools = pools, layout = layout, set_layout = set_layout] {
+            for (VkPipeline p : pipelines)
+                if (p) vkDestroyPipeline(vk, p, nullptr);
+            for (VkDescriptorPool p : pools) vkDestroyDescriptorPool(vk, p, nullptr);
+            vkDestroyPipelineLayout(vk, layout, nullptr);
+            vkDestroyDescriptorSetLayout(vk, set_layout, nullptr);
+        });
 }
 
 VkPipeline Overlay::Impl::pipeline(VkFormat format, const std::string& pass, const std::string& image) {

@@ -130,6 +130,37 @@ VkDeviceMemory MemoryAllocator::allocate_memory(uint64_t size, uint32_t type, st
 
 AllocationPtr MemoryAllocator::allocate(const VkMemoryRequirements& req, MemoryUsage usage,
                                         ResourceTiling tiling) {
+    try {
+        return allocate_now(req, usage, tiling);
+    } catch (const Error& e) {
+        if (e.code() != ErrorCode::OutOfDeviceMemory) throw;
+        // Resources freed while the GPU still used them are retired, their memory not back here
+        // yet: wait for them (a wait, never a free under the GPU). Then give back the empty blocks
+        // kept for reuse, and try once more before reporting.
+        const bool retired = device_.retired_pending() > 0;
+        if (retired) device_.collect(true);
+        if (!trim() && !retired) throw;
+    }
+    return allocate_now(req, usage, tiling);
+}
+
+bool MemoryAllocator::trim() {
+    std::lock_guard lock(mutex_);
+    bool freed = false;
+    for (std::unique_ptr<Block>& b : blocks_) {
+        if (!b || !b->sub || !b->sub->empty()) continue;
+        vkFreeMemory(device_.vk(), b->memory, nullptr);
+        heap_reserved_[device_.caps().memory_types[b->type].heapIndex] -= b->size;
+        stats_.reserved -= b->size;
+        --stats_.blocks;
+        b.reset();
+        freed = true;
+    }
+    return freed;
+}
+
+AllocationPtr MemoryAllocator::allocate_now(const VkMemoryRequirements& req, MemoryUsage usage,
+                                            ResourceTiling tiling) {
     if (req.size == 0) throw Error(ErrorCode::InvalidArgument, "memory allocation of 0 bytes");
     const uint32_t type = choose_memory_type(req.memoryTypeBits, usage);
     const ResourceKind kind = tiling == ResourceTiling::Linear ? ResourceKind::Linear : ResourceKind::Optimal;

@@ -60,8 +60,13 @@ Buffer& Buffer::operator=(Buffer&& o) noexcept {
 }
 
 void Buffer::reset() {
-    if (buffer_) vkDestroyBuffer(device_->vk(), buffer_, nullptr);
-    buffer_ = VK_NULL_HANDLE;
+    if (!buffer_ && !allocation_) return;
+    // The buffer and its memory go once the GPU is done with vkml's work so far (Device::retire):
+    // the memory returns to the allocator only then, when the closure is destroyed.
+    device_->retire([vk = device_->vk(), buffer = std::exchange(buffer_, VK_NULL_HANDLE),
+                     memory = std::move(allocation_)] {
+        if (buffer) vkDestroyBuffer(vk, buffer, nullptr);
+    });
     allocation_.reset();
 }
 

@@ -36,7 +36,8 @@ CommandBuffer::~CommandBuffer() {
 CommandBuffer::CommandBuffer(CommandBuffer&& o) noexcept
     : device_(o.device_), role_(o.role_), pool_(std::exchange(o.pool_, VK_NULL_HANDLE)),
       cmd_(std::exchange(o.cmd_, VK_NULL_HANDLE)), descriptor_pools_(std::move(o.descriptor_pools_)),
-      current_pool_(o.current_pool_) {
+      current_pool_(o.current_pool_), submitted_queue_(o.submitted_queue_),
+      submitted_value_(std::exchange(o.submitted_value_, 0)) {
     o.descriptor_pools_.clear();
 }
 
@@ -50,20 +51,37 @@ CommandBuffer& CommandBuffer::operator=(CommandBuffer&& o) noexcept {
         descriptor_pools_ = std::move(o.descriptor_pools_);
         o.descriptor_pools_.clear();
         current_pool_ = o.current_pool_;
+        submitted_queue_ = o.submitted_queue_;
+        submitted_value_ = std::exchange(o.submitted_value_, 0);
     }
     return *this;
 }
 
 void CommandBuffer::destroy() {
-    if (!device_) return;
-    for (VkDescriptorPool p : descriptor_pools_) vkDestroyDescriptorPool(device_->vk(), p, nullptr);
+    if (!device_ || (!pool_ && descriptor_pools_.empty())) return;
+    const bool wrapped = !pool_;
+    auto free = [vk = device_->vk(), pool = pool_, pools = std::move(descriptor_pools_)] {
+        for (VkDescriptorPool p : pools) vkDestroyDescriptorPool(vk, p, nullptr);
+        if (pool) vkDestroyCommandPool(vk, pool, nullptr); // frees the command buffer too
+    };
     descriptor_pools_.clear();
-    if (pool_) vkDestroyCommandPool(device_->vk(), pool_, nullptr); // frees cmd_ too
     pool_ = VK_NULL_HANDLE;
     cmd_ = VK_NULL_HANDLE;
+    if (submitted_value_)
+        device_->retire(submitted_queue_, submitted_value_, std::move(free));
+    else if (wrapped) // descriptor pools of a host buffer: its submissions are the host's, unknown here
+        device_->retire(std::move(free));
+    else
+        free();
+}
+
+bool CommandBuffer::in_flight() const {
+    return submitted_value_ && !device_->is_complete(submitted_queue_, submitted_value_);
 }
 
 void CommandBuffer::reset() {
+    if (submitted_value_) device_->wait(submitted_queue_, submitted_value_);
+    submitted_value_ = 0;
     for (VkDescriptorPool p : descriptor_pools_) vkResetDescriptorPool(device_->vk(), p, 0);
     current_pool_ = 0;
     if (pool_) check_vk(vkResetCommandPool(device_->vk(), pool_, 0), "vkResetCommandPool");

@@ -2,9 +2,14 @@
 #include "vkml/gpu/instance.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <sstream>
 
@@ -38,9 +43,38 @@ struct QueueState {
     VkQueue queue = VK_NULL_HANDLE;
     uint32_t family = VK_QUEUE_FAMILY_IGNORED;
     VkSemaphore timeline = VK_NULL_HANDLE;
-    uint64_t submitted = 0; // last value handed out; guarded by mutex
+    size_t index = 0;                   // in Device::Impl::queues
+    const char* name = "";              // the first role that uses it, for messages
+    std::atomic<uint64_t> submitted{0}; // last value handed out; written under mutex
+    std::atomic<uint64_t> completed{0}; // the timeline's value when last read
     std::mutex mutex;
 };
+
+// What the retired destructions wait for: a timeline value per queue (0: nothing).
+using QueueValues = std::array<uint64_t, queue_role_count>;
+
+struct Retired {
+    QueueValues values{};
+    std::function<void()> destroy;
+};
+
+constexpr double default_wait_timeout_s = 600;
+// A teardown after a wait already gave up looks this long for progress before leaving the work
+// (and everything it uses) allocated: a device that was hung for the whole limit stays hung.
+constexpr double teardown_after_timeout_s = 10;
+
+double wait_timeout_from(double configured) {
+    if (configured >= 0) return configured;
+    const std::string text = env_string("VKML_WAIT_TIMEOUT");
+    if (text.empty()) return default_wait_timeout_s;
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (end == text.c_str() || *end || !std::isfinite(v) || v < 0)
+        throw Error(ErrorCode::InvalidArgument,
+                    "VKML_WAIT_TIMEOUT='" + text +
+                        "' is not a number of seconds (e.g. 600, or 0 to wait without a limit)");
+    return v;
+}
 
 void default_message(const Message& m) {
     if (m.severity == Severity::Info) return;
@@ -181,6 +215,132 @@ struct Device::Impl {
 
     QueueState& role(QueueRole r) const { return *roles[size_t(r)]; }
 
+    // --- waiting and lifetimes ---
+    double wait_timeout_s = default_wait_timeout_s;
+    std::atomic<bool> timed_out{false}; // a wait gave up on this device
+    std::atomic<bool> lost{false};      // the driver reported VK_ERROR_DEVICE_LOST
+    bool leak = false;                  // teardown could not prove the GPU idle: free nothing
+    mutable std::mutex retire_mutex;
+    std::deque<Retired> retired;
+    std::atomic<size_t> retired_count{0};
+
+    [[noreturn]] void device_lost(const char* queue_name) {
+        lost = true;
+        throw Error(ErrorCode::DeviceLost,
+                    std::string("the Vulkan device was lost (VK_ERROR_DEVICE_LOST: a driver reset or "
+                                "crash) while vkml waited for the ") +
+                        queue_name + " queue; the work in flight did not finish");
+    }
+
+    // The queue's timeline value now (and remembered as completed).
+    uint64_t read_completed(QueueState& q) {
+        uint64_t v = 0;
+        const VkResult r = vkGetSemaphoreCounterValue(device, q.timeline, &v);
+        if (r == VK_ERROR_DEVICE_LOST) device_lost(q.name);
+        check_vk(r, "vkGetSemaphoreCounterValue");
+        uint64_t seen = q.completed.load();
+        while (seen < v && !q.completed.compare_exchange_weak(seen, v)) {
+        }
+        return std::max(seen, v);
+    }
+
+    bool reached(QueueState& q, uint64_t value) {
+        return value == 0 || q.completed.load() >= value || read_completed(q) >= value;
+    }
+
+    bool reached(const QueueValues& values) {
+        for (auto& q : queues)
+            if (!reached(*q, values[q->index])) return false;
+        return true;
+    }
+
+    QueueValues frontier() const {
+        QueueValues v{};
+        for (auto& q : queues) v[q->index] = q->submitted.load();
+        return v;
+    }
+
+    // Sum of every queue's completed value: it grows whenever the device finishes anything.
+    uint64_t progress_mark() {
+        uint64_t sum = 0;
+        for (auto& q : queues) sum += read_completed(*q);
+        return sum;
+    }
+
+    // Blocks until `q` reaches `value`; throws Timeout after `limit_s` seconds (0: never) in which no
+    // queue completed anything, DeviceLost when the driver says so.
+    void wait_queue(QueueState& q, uint64_t value, double limit_s, const char* name = nullptr) {
+        if (!name) name = q.name;
+        if (reached(q, value)) return;
+        using Clock = std::chrono::steady_clock;
+        const auto slice = std::chrono::duration<double>(limit_s > 0 ? std::min(limit_s, 0.25) : 0.25);
+        uint64_t mark = progress_mark();
+        auto last_progress = Clock::now();
+        for (;;) {
+            VkSemaphoreWaitInfo wi{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, nullptr, 0, 1, &q.timeline, &value};
+            const VkResult r = vkWaitSemaphores(
+                device, &wi, uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(slice).count()));
+            if (r == VK_SUCCESS) {
+                read_completed(q);
+                return;
+            }
+            if (r == VK_ERROR_DEVICE_LOST) device_lost(name);
+            if (r != VK_TIMEOUT) check_vk(r, "vkWaitSemaphores");
+            const uint64_t now_mark = progress_mark();
+            if (q.completed.load() >= value) return;
+            if (now_mark != mark) {
+                mark = now_mark;
+                last_progress = Clock::now();
+                continue;
+            }
+            const double idle = std::chrono::duration<double>(Clock::now() - last_progress).count();
+            if (limit_s > 0 && idle >= limit_s) {
+                timed_out = true;
+                char secs[32];
+                std::snprintf(secs, sizeof secs, "%g", limit_s);
+                throw Error(ErrorCode::Timeout,
+                            std::string("the GPU completed no work for ") + secs +
+                                " s while vkml waited for the " + name + " queue (timeline at " +
+                                std::to_string(q.completed.load()) + ", waiting for " +
+                                std::to_string(value) +
+                                "): the device seems hung. Its work is left running and nothing it uses "
+                                "is freed. On a very slow device set VKML_WAIT_TIMEOUT=<seconds> (0: no "
+                                "limit)");
+            }
+        }
+    }
+
+    // Moves the retired destructions whose work is complete (all of them with `all`) out of the
+    // list; the caller runs them outside the lock (they free memory, which may retire more).
+    std::vector<std::function<void()>> take_ready(bool all) {
+        std::vector<std::function<void()>> ready;
+        // Each timeline is read once, then every entry compared with what it said.
+        QueueValues now{};
+        try {
+            for (auto& q : queues) now[q->index] = read_completed(*q);
+        } catch (const Error&) {
+            if (!all) return ready; // a lost device: the teardown frees everything
+        }
+        std::lock_guard lock(retire_mutex);
+        for (auto it = retired.begin(); it != retired.end();) {
+            bool done = true;
+            for (size_t i = 0; i < now.size() && !all; ++i) done = done && it->values[i] <= now[i];
+            if (done) {
+                ready.push_back(std::move(it->destroy));
+                it = retired.erase(it);
+            } else {
+                ++it;
+            }
+        }
+        retired_count = retired.size();
+        return ready;
+    }
+
+    void run_ready(bool all) {
+        if (!all && retired_count.load() == 0) return;
+        for (auto& destroy : take_ready(all)) destroy();
+    }
+
     // One queue state per distinct VkQueue, so roles that share a queue share its timeline.
     void add_queue(QueueRole r, VkQueue q, uint32_t family) {
         for (auto& qs : queues) {
@@ -192,6 +352,8 @@ struct Device::Impl {
         auto qs = std::make_unique<QueueState>();
         qs->queue = q;
         qs->family = family;
+        qs->index = queues.size();
+        qs->name = queue_role_name(r);
         VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, nullptr,
                                        VK_SEMAPHORE_TYPE_TIMELINE, 0};
         VkSemaphoreCreateInfo ci{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type, 0};
@@ -220,6 +382,7 @@ struct Device::Impl {
     void finish_setup(Device& d) {
         uint64_t limit = desc.memory_limit;
         if (!limit) limit = detail::parse_byte_size(env_string("VKML_MEMORY_LIMIT"));
+        wait_timeout_s = wait_timeout_from(desc.wait_timeout);
         allocator = std::make_unique<MemoryAllocator>(d, limit);
         std::filesystem::path dir;
         if (desc.cache_dir != "-")
@@ -290,16 +453,25 @@ struct Device::Impl {
     bool debug_utils_enabled = false;
 
     ~Impl() {
-        pipelines.reset();
-        allocator.reset();
-        for (auto& q : queues) vkDestroySemaphore(device, q->timeline, nullptr);
-        if (owns_device && device) vkDestroyDevice(device, nullptr);
+        if (leak) {
+            // The GPU may still run work that uses these: leave them allocated (the process ends
+            // soon; freeing them under the driver would crash it). The messenger goes, as its
+            // callback's data lives here.
+            (void)pipelines.release();
+            (void)allocator.release();
+            (void)std::make_unique<std::deque<Retired>>(std::move(retired)).release();
+        } else {
+            pipelines.reset();
+            allocator.reset();
+            for (auto& q : queues) vkDestroySemaphore(device, q->timeline, nullptr);
+            if (owns_device && device) vkDestroyDevice(device, nullptr);
+        }
         if (messenger) {
             auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
                 vkGetInstanceProcAddr(instance, "vkDestroyDebugUtilsMessengerEXT"));
             if (destroy) destroy(instance, messenger, nullptr);
         }
-        if (owns_instance && instance) vkDestroyInstance(instance, nullptr);
+        if (owns_instance && instance && !leak) vkDestroyInstance(instance, nullptr);
     }
 };
 
@@ -308,11 +480,27 @@ Device::Device(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
 }
 
 Device::~Device() {
+    // Everything vkml submitted must be finished before what it uses is freed. A device that
+    // completes work is waited for; one that already failed a wait gets a short last look.
+    Impl& d = *impl_;
+    const double limit = d.timed_out            ? teardown_after_timeout_s
+                         : d.wait_timeout_s > 0 ? std::max(d.wait_timeout_s, teardown_after_timeout_s)
+                                                : 0.0;
     try {
-        wait_idle();
+        for (auto& q : d.queues) d.wait_queue(*q, q->submitted.load(), limit);
+    } catch (const Error& e) {
+        if (e.code() != ErrorCode::DeviceLost) { // after a loss nothing runs any more: free as usual
+            d.leak = true;
+            d.message_raw(Severity::Error,
+                          std::string("destroying the device while the GPU may still run vkml's work (") +
+                              e.what() + "); " + std::to_string(d.retired_count.load()) +
+                              " retired objects, the device and its memory are left allocated");
+        }
     } catch (const std::exception& e) {
-        message(Severity::Error, std::string("waiting for the device at shutdown: ") + e.what());
+        d.leak = true;
+        d.message_raw(Severity::Error, std::string("waiting for the device at shutdown: ") + e.what());
     }
+    if (!d.leak) d.run_ready(true);
 }
 
 std::unique_ptr<Device> Device::create(const DeviceDesc& desc) {
@@ -624,7 +812,7 @@ uint64_t Device::submit(QueueRole role, std::span<CommandBuffer* const> cmds,
         wait_infos.push_back(
             {VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, nullptr, other.timeline, w.value, w.stages, 0});
     }
-    std::lock_guard lock(q.mutex);
+    std::unique_lock lock(q.mutex);
     const uint64_t value = q.submitted + 1;
     VkSemaphoreSubmitInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, nullptr, q.timeline, value,
                                  VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,    0};
@@ -638,40 +826,93 @@ uint64_t Device::submit(QueueRole role, std::span<CommandBuffer* const> cmds,
     if (impl_->queue_lock) impl_->queue_lock(true);
     const VkResult r = vkQueueSubmit2(q.queue, 1, &si, VK_NULL_HANDLE);
     if (impl_->queue_lock) impl_->queue_lock(false);
+    if (r == VK_ERROR_DEVICE_LOST) impl_->lost = true;
     check_vk(r, "vkQueueSubmit2");
     q.submitted = value;
+    lock.unlock();
+    for (CommandBuffer* c : cmds) c->submitted(role, value);
+    // Free what earlier work has finished with (cheap when nothing is retired).
+    impl_->run_ready(false);
     return value;
 }
 
-void Device::wait(QueueRole role, uint64_t value, uint64_t timeout_ns) {
+void Device::wait(QueueRole role, uint64_t value) {
+    impl_->wait_queue(impl_->role(role), value, impl_->wait_timeout_s, queue_role_name(role));
+    impl_->run_ready(false);
+}
+
+bool Device::try_wait(QueueRole role, uint64_t value, uint64_t timeout_ns) {
     QueueState& q = impl_->role(role);
+    if (impl_->reached(q, value)) return true;
     VkSemaphoreWaitInfo wi{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, nullptr, 0, 1, &q.timeline, &value};
     const VkResult r = vkWaitSemaphores(impl_->device, &wi, timeout_ns);
-    if (r == VK_TIMEOUT)
-        throw Error(ErrorCode::DeviceLost,
-                    std::string("timed out waiting for the ") + queue_role_name(role) + " queue");
+    if (r == VK_ERROR_DEVICE_LOST) impl_->device_lost(queue_role_name(role));
+    if (r == VK_TIMEOUT) return false;
     check_vk(r, "vkWaitSemaphores");
+    impl_->read_completed(q);
+    impl_->run_ready(false);
+    return true;
 }
 
 bool Device::is_complete(QueueRole role, uint64_t value) const {
-    uint64_t current = 0;
-    check_vk(vkGetSemaphoreCounterValue(impl_->device, impl_->role(role).timeline, &current),
-             "vkGetSemaphoreCounterValue");
-    return current >= value;
+    return impl_->reached(impl_->role(role), value);
 }
 
 void Device::wait_idle() {
     // Only vkml's own submissions: on a host device the host's work is not ours to wait for.
-    for (auto& q : impl_->queues) {
-        uint64_t value;
-        {
-            std::lock_guard lock(q->mutex);
-            value = q->submitted;
-        }
-        if (value == 0) continue;
-        VkSemaphoreWaitInfo wi{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, nullptr, 0, 1, &q->timeline, &value};
-        check_vk(vkWaitSemaphores(impl_->device, &wi, 60'000'000'000ull), "vkWaitSemaphores");
+    for (auto& q : impl_->queues) impl_->wait_queue(*q, q->submitted.load(), impl_->wait_timeout_s);
+    impl_->run_ready(false);
+}
+
+double Device::wait_timeout() const {
+    return impl_->wait_timeout_s;
+}
+
+void Device::retire(std::function<void()> destroy) {
+    retire_when(impl_->frontier(), std::move(destroy));
+}
+
+void Device::retire(QueueRole role, uint64_t value, std::function<void()> destroy) {
+    QueueValues v{};
+    v[impl_->role(role).index] = value;
+    retire_when(v, std::move(destroy));
+}
+
+void Device::retire_when(const std::array<uint64_t, queue_role_count>& values,
+                         std::function<void()> destroy) {
+    // Called from destructors: it must not throw. A failed check (a lost device) defers the
+    // destruction to the teardown.
+    bool done = false;
+    try {
+        done = impl_->reached(values);
+    } catch (const std::exception&) {
+        done = false;
     }
+    if (done) {
+        destroy();
+        return;
+    }
+    std::lock_guard lock(impl_->retire_mutex);
+    impl_->retired.push_back({values, std::move(destroy)});
+    impl_->retired_count = impl_->retired.size();
+}
+
+void Device::collect(bool wait) {
+    impl_->run_ready(false);
+    if (!wait) return;
+    QueueValues need{};
+    {
+        std::lock_guard lock(impl_->retire_mutex);
+        for (const Retired& r : impl_->retired)
+            for (size_t i = 0; i < need.size(); ++i) need[i] = std::max(need[i], r.values[i]);
+    }
+    for (auto& q : impl_->queues)
+        if (need[q->index]) impl_->wait_queue(*q, need[q->index], impl_->wait_timeout_s);
+    impl_->run_ready(false);
+}
+
+size_t Device::retired_pending() const {
+    return impl_->retired_count.load();
 }
 
 void Device::run_now(QueueRole role, const std::function<void(CommandBuffer&)>& fn) {
@@ -690,9 +931,7 @@ void Device::run_now(QueueRole role, const std::function<void(CommandBuffer&)>& 
 }
 
 uint64_t Device::last_submitted(QueueRole role) const {
-    QueueState& q = impl_->role(role);
-    std::lock_guard lock(q.mutex);
-    return q.submitted;
+    return impl_->role(role).submitted.load();
 }
 
 void Device::set_debug_name(VkObjectType type, uint64_t handle, std::string_view name) const {

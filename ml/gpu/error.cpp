@@ -16,6 +16,8 @@ const char* error_code_name(ErrorCode code) {
         return "out of host memory";
     case ErrorCode::DeviceLost:
         return "device lost";
+    case ErrorCode::Timeout:
+        return "timeout";
     case ErrorCode::Io:
         return "i/o error";
     case ErrorCode::Vulkan:

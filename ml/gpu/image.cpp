@@ -103,10 +103,13 @@ Image& Image::operator=(Image&& o) noexcept {
 }
 
 void Image::reset() {
-    if (view_) vkDestroyImageView(device_->vk(), view_, nullptr);
-    if (image_) vkDestroyImage(device_->vk(), image_, nullptr);
-    view_ = VK_NULL_HANDLE;
-    image_ = VK_NULL_HANDLE;
+    if (!image_ && !view_ && !allocation_) return;
+    // Retired like a Buffer: destroyed, and its memory released, once the GPU is done with it.
+    device_->retire([vk = device_->vk(), view = std::exchange(view_, VK_NULL_HANDLE),
+                     image = std::exchange(image_, VK_NULL_HANDLE), memory = std::move(allocation_)] {
+        if (view) vkDestroyImageView(vk, view, nullptr);
+        if (image) vkDestroyImage(vk, image, nullptr);
+    });
     allocation_.reset();
 }
 

@@ -101,7 +101,7 @@ Profiler::Profiler(Device& device, uint32_t max_scopes) : device_(device), capac
 }
 
 Profiler::~Profiler() {
-    if (pool_) vkDestroyQueryPool(device_.vk(), pool_, nullptr);
+    if (pool_) device_.retire([vk = device_.vk(), pool = pool_] { vkDestroyQueryPool(vk, pool, nullptr); });
 }
 
 void Profiler::reset(CommandBuffer& cmd) {

@@ -17,6 +17,8 @@
 #include "vkml/graph/session.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <set>
@@ -24,6 +26,7 @@
 
 #include "lower.hpp"
 #include "vkml/gpu/half.hpp"
+#include "vkml/gpu/stream.hpp"
 #include "vkml/gpu/transfer.hpp"
 #include "vkml/graph/memory_plan.hpp"
 #include "vkml/graph/passes.hpp"
@@ -171,6 +174,8 @@ struct Session::Impl {
     uint64_t alignment = 16;
     // run() and profile(): device tensors for the inputs and outputs, made on first use.
     std::vector<gpu::Tensor> io_inputs, io_outputs;
+    // run(): seconds per unit of step cost, measured on the previous run (0: none yet).
+    double seconds_per_cost = 0;
 
     // Lowering state.
     std::vector<std::optional<Ref>> stored; // per value: where it lives (constants: on demand)
@@ -773,15 +778,46 @@ void upload_inputs(gpu::Device& device, const std::vector<TensorInfo>& infos,
 
 } // namespace
 
+// One model run as several submissions of bounded GPU time, so that a big model on a slow device
+// is not one submission of minutes (the device shows progress; Device::wait never sees a long
+// silence). Chunks are sized from the previous run's speed; the first run of a large model is cut
+// into 8 (a cost above 1e9, about a GFLOP), small ones stay whole.
+void Session::run_bounded(std::span<const gpu::Tensor> ins, std::span<const gpu::Tensor> outs) {
+    Impl& im = *impl_;
+    constexpr double piece_seconds = 0.25, large = 1e9;
+    double total = 0;
+    for (const Step& s : im.steps) total += s.cost;
+    size_t n = 1;
+    if (im.seconds_per_cost > 0)
+        n = size_t(std::ceil(total * im.seconds_per_cost / piece_seconds));
+    else if (total > large)
+        n = 8;
+    const std::vector<SessionChunk> chunks = split(std::max<size_t>(n, 1));
+    // After everything vkml submitted before, on any queue (as Device::run_now orders its work).
+    std::vector<gpu::SemaphoreWait> waits;
+    for (size_t r = 0; r < gpu::queue_role_count; ++r)
+        if (const uint64_t v = im.device.last_submitted(gpu::QueueRole(r)))
+            waits.push_back({gpu::QueueRole(r), v, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT});
+    const auto t0 = std::chrono::steady_clock::now();
+    gpu::CommandStream stream(im.device, im.options.queue);
+    for (size_t i = 0; i < chunks.size(); ++i) {
+        gpu::CommandBuffer& cmd = stream.cmd();
+        chunks[i].record(cmd, {ins, outs});
+        if (i + 1 == chunks.size()) gpu::barrier::compute_to_transfer(cmd);
+        stream.submit(i == 0 ? std::span<const gpu::SemaphoreWait>(waits)
+                             : std::span<const gpu::SemaphoreWait>());
+    }
+    stream.wait();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (total > 0) im.seconds_per_cost = seconds / total;
+}
+
 std::vector<TensorData> Session::run(std::span<const TensorData> inputs) {
     Impl& im = *impl_;
     const auto& ins = im.ensure_io(true);
     const auto& outs = im.ensure_io(false);
     upload_inputs(im.device, im.inputs, inputs, ins, im.graph.source);
-    im.device.run_now(im.options.queue, [&](gpu::CommandBuffer& cmd) {
-        record(cmd, {ins, outs});
-        gpu::barrier::compute_to_transfer(cmd);
-    });
+    run_bounded(ins, outs);
     std::vector<TensorData> result;
     for (size_t j = 0; j < outs.size(); ++j) {
         const TensorInfo& t = im.outputs[j];

@@ -85,11 +85,15 @@ DetectImagePipeline::~DetectImagePipeline() {
 }
 
 void DetectImagePipeline::destroy() {
-    const VkDevice dev = device_.vk();
-    if (pool_) vkDestroyDescriptorPool(dev, pool_, nullptr); // frees the sets
-    if (pipeline_) vkDestroyPipeline(dev, pipeline_, nullptr);
-    if (layout_) vkDestroyPipelineLayout(dev, layout_, nullptr);
-    if (set_layout_) vkDestroyDescriptorSetLayout(dev, set_layout_, nullptr);
+    // Work recorded with the pipeline may still run: destroyed once vkml's work so far is done.
+    if (pool_ || pipeline_ || layout_ || set_layout_)
+        device_.retire([dev = device_.vk(), pool = pool_, pipeline = pipeline_, layout = layout_,
+                        set_layout = set_layout_] {
+            if (pool) vkDestroyDescriptorPool(dev, pool, nullptr); // frees the sets
+            if (pipeline) vkDestroyPipeline(dev, pipeline, nullptr);
+            if (layout) vkDestroyPipelineLayout(dev, layout, nullptr);
+            if (set_layout) vkDestroyDescriptorSetLayout(dev, set_layout, nullptr);
+        });
     pool_ = VK_NULL_HANDLE;
     pipeline_ = VK_NULL_HANDLE;
     layout_ = VK_NULL_HANDLE;

@@ -254,10 +254,12 @@ struct Targets {
         }
     }
     ~Targets() {
-        for (int i = 0; i < 2; ++i) {
-            vkDestroyImageView(device.vk(), view[i], nullptr);
-            vkDestroyImage(device.vk(), image[i], nullptr);
-        }
+        // Frames rendered into them may still run (gpu::Device::retire).
+        for (int i = 0; i < 2; ++i)
+            device.retire([vk = device.vk(), v = view[i], im = image[i], mem = std::move(memory[i])] {
+                vkDestroyImageView(vk, v, nullptr);
+                vkDestroyImage(vk, im, nullptr);
+            });
     }
     Targets(const Targets&) = delete;
     Targets& operator=(const Targets&) = delete;
@@ -348,11 +350,13 @@ struct Scene::Impl {
     }
 
     ~Impl() {
-        const VkDevice vk = device.vk();
-        vkDestroyPipeline(vk, pipeline, nullptr);
-        vkDestroyPipelineLayout(vk, layout, nullptr);
-        vkDestroyShaderModule(vk, vs, nullptr);
-        vkDestroyShaderModule(vk, fs, nullptr);
+        // Frames drawn with the pipeline may still run (gpu::Device::retire).
+        device.retire([vk = device.vk(), pipeline = pipeline, layout = layout, vs = vs, fs = fs] {
+            vkDestroyPipeline(vk, pipeline, nullptr);
+            vkDestroyPipelineLayout(vk, layout, nullptr);
+            vkDestroyShaderModule(vk, vs, nullptr);
+            vkDestroyShaderModule(vk, fs, nullptr);
+        });
     }
 
     Targets& targets_for(VkExtent2D e) {

@@ -78,11 +78,13 @@ public:
         device.set_debug_name(VK_OBJECT_TYPE_PIPELINE, pipeline_, "detection boxes");
     }
     ~BoxPipeline() {
-        const VkDevice vk = device_.vk();
-        vkDestroyPipeline(vk, pipeline_, nullptr);
-        vkDestroyPipelineLayout(vk, layout_, nullptr);
-        vkDestroyShaderModule(vk, vs_, nullptr);
-        vkDestroyShaderModule(vk, fs_, nullptr);
+        // Frames drawn with the pipeline may still run (gpu::Device::retire).
+        device_.retire([vk = device_.vk(), pipeline = pipeline_, layout = layout_, vs = vs_, fs = fs_] {
+            vkDestroyPipeline(vk, pipeline, nullptr);
+            vkDestroyPipelineLayout(vk, layout, nullptr);
+            vkDestroyShaderModule(vk, vs, nullptr);
+            vkDestroyShaderModule(vk, fs, nullptr);
+        });
     }
     BoxPipeline(const BoxPipeline&) = delete;
     BoxPipeline& operator=(const BoxPipeline&) = delete;

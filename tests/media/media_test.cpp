@@ -7,9 +7,12 @@ extern "C" {
 #include <libavformat/avformat.h>
 }
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <fstream>
+#include <thread>
 
 #include "gpu_test.hpp"
 #include "media/testclip.hpp"
@@ -43,6 +46,31 @@ struct Identity final : media::FrameProcessor {
                 std::raise(SIGINT);
         }
         ++seen;
+    }
+};
+
+// Copies the frame in `pieces` submissions (FrameContext::flush between them), taking its time on
+// the host between pieces as a processor recording a long frame for a slow device does, so that
+// the progress line has time to see the frame part done.
+struct PiecewiseCopy final : media::FrameProcessor {
+    int pieces = 8;
+    media::Size output_size(int w, int h) const override { return {w, h}; }
+    void process(media::FrameContext& f) override {
+        const uint64_t bytes = f.input().bytes(), part = (bytes / 4 + pieces - 1) / pieces * 4;
+        for (int i = 0; i < pieces; ++i) {
+            if (i > 0) {
+                f.flush(double(i) / pieces);
+                std::this_thread::sleep_for(std::chrono::milliseconds(60));
+            }
+            gpu::CommandBuffer& cmd = f.cmd();
+            gpu::barrier::memory(cmd, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_WRITE_BIT,
+                                 VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_READ_BIT);
+            const uint64_t off = uint64_t(i) * part;
+            const gpu::BufferRange in = f.input().range(), out = f.output().range();
+            if (off < bytes)
+                cmd.copy({in.buffer, in.offset + off, VK_WHOLE_SIZE},
+                         {out.buffer, out.offset + off, VK_WHOLE_SIZE}, std::min(part, bytes - off));
+        }
     }
 };
 
@@ -131,6 +159,32 @@ TEST_F(MediaTest, IdentityRoundTripKeepsPixelsTimestampsAndAudio) {
     EXPECT_EQ(out.metadata.count("title") ? out.metadata.at("title") : "", "round trip");
     // Nothing but the input and the output in the folder: the temporary file was renamed.
     EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 2);
+    fs::remove_all(dir);
+}
+
+// A processor that splits its frame into several submissions (FrameContext::flush): the frames
+// come out the same, every piece is its own submission, and the progress callback sees how far
+// the GPU is into the frame (issue 14: long image work in bounded submissions, with progress).
+TEST_F(MediaTest, FramesSplitIntoSubmissionsShowProgress) {
+    const fs::path dir = scratch_dir("pieces");
+    media::TestClipDesc d = lossless_clip(dir / "in.mkv", 2);
+    media::write_test_clip(d);
+    PiecewiseCopy p;
+    media::TranscodeDesc t{.input = d.path, .output = dir / "out.mkv", .codec = "ffv1", .pix_fmt = "yuv444p"};
+    t.device = &dev();
+    t.threads.proc = 1;
+    std::vector<double> parts;
+    t.on_progress = [&](const media::Progress& pr) { parts.push_back(pr.frame_progress); };
+    const uint64_t before = dev().last_submitted(gpu::QueueRole::Compute);
+    const media::TranscodeStats st = media::transcode(t, p);
+    EXPECT_EQ(st.frames, 2);
+    EXPECT_GE(dev().last_submitted(gpu::QueueRole::Compute) - before, uint64_t(2 * p.pieces));
+    const DecodedClip in = decode_clip(d.path), out = decode_clip(t.output);
+    ASSERT_EQ(out.rgb.size(), 2u);
+    for (size_t i = 0; i < out.rgb.size(); ++i)
+        EXPECT_LE(diff(out.rgb[i], in.rgb[i]).max, 3) << "frame " << i;
+    EXPECT_TRUE(std::any_of(parts.begin(), parts.end(), [](double v) { return v > 0 && v < 1; }))
+        << parts.size() << " progress calls, none inside a frame";
     fs::remove_all(dir);
 }
 

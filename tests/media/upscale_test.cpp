@@ -199,6 +199,55 @@ TEST_F(UpscaleTest, ImagesAndFolders) {
     fs::remove_all(dir);
 }
 
+// Issue 14, item 1: a GPU wait that gives up (a 1 ms no-progress limit here; a fixed 60 s before,
+// then a segfault as the error path freed command buffers the driver still ran) is one clean
+// error line and exit 1: no crash, no validation message, no output and no partial file left.
+TEST_F(UpscaleTest, AGpuWaitThatGivesUpIsACleanError) {
+    REQUIRE_MODEL(model_cache() / "websr/weights/anime4k/cnn-2x-m-rl.json");
+    const fs::path dir = scratch_dir("wait-timeout");
+    media::TestClipDesc d;
+    d.path = dir / "in.mp4";
+    d.size = {64, 48};
+    d.frames = 3;
+    media::write_test_clip(d);
+    ::setenv("VKML_WAIT_TIMEOUT", "0.001", 1);
+    int status = 0;
+    const std::string log =
+        run_tool("upscale " + d.path.string() + " -o " + (dir / "out.mp4").string() + " -q", status);
+    ::unsetenv("VKML_WAIT_TIMEOUT");
+    EXPECT_EQ(status, 1) << log;
+    EXPECT_NE(log.find("completed no work"), std::string::npos) << log;
+    EXPECT_NE(log.find("VKML_WAIT_TIMEOUT"), std::string::npos) << log;
+    EXPECT_EQ(log.find("validation"), std::string::npos) << log;
+    EXPECT_EQ(log.find("internal error"), std::string::npos) << log;
+    EXPECT_EQ(log.find("left allocated"), std::string::npos) << "the teardown waited for the GPU: " << log;
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1) << "only the input";
+    fs::remove_all(dir);
+}
+
+// Issue 14, item 2: an image with the default image model (esrgan-slim, the slowest path on
+// lavapipe) goes through in bounded pieces and comes out as the model run through a Session.
+TEST_F(UpscaleTest, TheDefaultImageModelFinishes) {
+    const fs::path model = model_cache() / "esrgan-slim/models/x2/model.json";
+    REQUIRE_MODEL(model);
+    const fs::path dir = scratch_dir("default-image");
+    const auto px = pattern(40, 30, 3);
+    ASSERT_TRUE(stbi_write_png((dir / "in.png").c_str(), 40, 30, 3, px.data(), 120));
+    int status = 0;
+    const std::string log =
+        run_tool("upscale " + (dir / "in.png").string() + " -o " + (dir / "out.png").string(), status);
+    ASSERT_EQ(status, 0) << log;
+    EXPECT_NE(log.find("esrgan-slim"), std::string::npos) << log;
+    int w = 0, h = 0;
+    const auto got = load_png(dir / "out.png", w, h);
+    ASSERT_EQ(w, 80);
+    ASSERT_EQ(h, 60);
+    const Diff df = diff(got, session_upscale(dev(), model, px, 40, 30, 255.f));
+    EXPECT_LT(df.mean, 1.0);
+    EXPECT_LE(df.max, 12);
+    fs::remove_all(dir);
+}
+
 // --benchmark: fps per stage, nothing written.
 TEST_F(UpscaleTest, BenchmarkPrintsStagesAndWritesNothing) {
     REQUIRE_MODEL(anime4k_s());

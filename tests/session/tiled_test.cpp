@@ -152,6 +152,53 @@ TEST_F(Tiled, OutOfMemoryRetriesWithSmallerTiles) {
     }
 }
 
+// Bounded submissions (issue 14): with a tiny piece time every tile's session is split into
+// chunks, each recorded and submitted on its own by run(); the result is the whole-image one, the
+// pieces are as many submissions, and the progress runs up to 1.
+TEST_F(Tiled, PiecesOfBoundedTimeGiveTheSameResult) {
+    const Graph g = upscale_net(8);
+    const TensorData x = rand_tensor({1, 3, 29, 37}, 2929, 0.f, 1.f);
+    const TensorData want = whole_image(dev(), g, x);
+    TiledRunner tiled(dev(), g, {.tile = 8, .overlap = 3, .session = {.fp32 = true}, .piece_seconds = 1e-12});
+    const TilePlan& p = tiled.prepare(29, 37);
+    const int64_t tiles = p.tiles_x * p.tiles_y;
+    EXPECT_GT(tiles, 1);
+    EXPECT_GT(p.tile_seconds, 0) << "the probe was timed";
+    EXPECT_GT(p.pieces, tiles) << "every tile split into chunks";
+    EXPECT_EQ(p.pieces % tiles, 0);
+    double last = 0;
+    for (size_t i = 0; i < size_t(p.pieces); ++i) {
+        EXPECT_GT(tiled.progress_after(i), last);
+        last = tiled.progress_after(i);
+    }
+    EXPECT_DOUBLE_EQ(last, 1.0);
+    const uint64_t before = dev().last_submitted(gpu::QueueRole::Compute);
+    const TensorData got = tiled.run(x);
+    EXPECT_GE(dev().last_submitted(gpu::QueueRole::Compute) - before, uint64_t(p.pieces));
+    EXPECT_LE(max_rel_diff(got, want), 1e-5);
+
+    // Pieces of whole tiles when a tile is quick, one piece when timing is off.
+    TiledRunner grouped(dev(), g, {.tile = 8, .overlap = 3, .session = {.fp32 = true}, .piece_seconds = 1e6});
+    EXPECT_EQ(grouped.prepare(29, 37).pieces, 1);
+    EXPECT_LE(max_rel_diff(grouped.run(x), want), 1e-5);
+    TiledRunner whole(dev(), g, {.tile = 8, .overlap = 3, .session = {.fp32 = true}, .piece_seconds = 0});
+    EXPECT_EQ(whole.prepare(29, 37).pieces, 1);
+}
+
+// The automatic tile size keeps every step of a tile under max_step_seconds, down to a core of
+// 6 * overlap; without the cap the (small) image is one tile.
+TEST_F(Tiled, AutomaticTilesKeepEachStepShort) {
+    const Graph g = upscale_net(8);
+    const TensorData x = rand_tensor({1, 3, 40, 44}, 4044, 0.f, 1.f);
+    const TensorData want = whole_image(dev(), g, x);
+    TiledRunner capped(dev(), g, {.overlap = 3, .session = {.fp32 = true}, .max_step_seconds = 1e-12});
+    EXPECT_EQ(capped.prepare(40, 44).core, 18);
+    EXPECT_GT(capped.plan().tiles_x * capped.plan().tiles_y, 1);
+    EXPECT_LE(max_rel_diff(capped.run(x), want), 1e-5);
+    TiledRunner free_size(dev(), g, {.overlap = 3, .session = {.fp32 = true}, .max_step_seconds = 0});
+    EXPECT_EQ(free_size.prepare(40, 44).tiles_x * free_size.plan().tiles_y, 1);
+}
+
 TEST_F(Tiled, RefusesModelsThatAreNotImageToImage) {
     Graph g = new_graph("two_outputs");
     const ValueId x = input(g, "x", {1, 3, 8, 8});

@@ -129,12 +129,42 @@ void check_output_dir(const fs::path& out) {
         throw Error(ErrorCode::Io, "'" + out.string() + "': cannot write: it is a directory");
 }
 
-// The GPU work of one frame in flight.
+// How far the GPU is into the frame being processed, from the processor's flush() calls: each
+// submitted piece's timeline value with the share of its frame done once it completes.
+class FrameProgress {
+public:
+    void submitted(int64_t frame, uint64_t value, double progress) {
+        std::lock_guard lock(mutex_);
+        pending_.push_back({frame, value, progress});
+    }
+    // The latest completed piece's (frame, progress), or (-1, 0) when none is known.
+    std::pair<int64_t, double> poll(gpu::Device& device) {
+        std::lock_guard lock(mutex_);
+        while (!pending_.empty() && device.is_complete(gpu::QueueRole::Compute, pending_.front().value)) {
+            done_ = {pending_.front().frame, pending_.front().progress};
+            pending_.pop_front();
+        }
+        return done_;
+    }
+
+private:
+    struct Piece {
+        int64_t frame;
+        uint64_t value;
+        double progress;
+    };
+    std::mutex mutex_;
+    std::deque<Piece> pending_;
+    std::pair<int64_t, double> done_{-1, 0.0};
+};
+
+// The GPU work of one frame in flight. Its command buffers come from a stream, so a processor can
+// split a long frame into several submissions (FrameContext::flush).
 struct Slot {
     std::unique_ptr<FrameUploader> up;
     std::unique_ptr<FrameDownloader> down;
     gpu::Tensor in, out;
-    std::unique_ptr<gpu::CommandBuffer> cmd;
+    std::unique_ptr<gpu::CommandStream> stream;
     uint64_t done = 0;
     bool busy = false;
     FrameInfo info;
@@ -143,21 +173,22 @@ struct Slot {
 
 class SlotContext final : public FrameContext {
 public:
-    SlotContext(gpu::Device& d, Slot& s) : device_(d), slot_(s) {}
+    SlotContext(gpu::Device& d, Slot& s, FrameProgress& progress)
+        : device_(d), slot_(s), progress_(progress) {}
     gpu::Device& device() override { return device_; }
-    gpu::CommandBuffer& cmd() override { return *slot_.cmd; }
+    gpu::CommandBuffer& cmd() override { return slot_.stream->cmd(); }
     const gpu::Tensor& input() const override { return slot_.in; }
     const gpu::Tensor& output() const override { return slot_.out; }
     const FrameInfo& info() const override { return slot_.info; }
-    void submit_and_wait() override {
-        slot_.cmd->end();
-        device_.wait(gpu::QueueRole::Compute, device_.submit(gpu::QueueRole::Compute, *slot_.cmd));
-        slot_.cmd->begin();
+    void submit_and_wait() override { device_.wait(gpu::QueueRole::Compute, slot_.stream->submit()); }
+    void flush(double progress) override {
+        progress_.submitted(slot_.info.index, slot_.stream->submit(), progress);
     }
 
 private:
     gpu::Device& device_;
     Slot& slot_;
+    FrameProgress& progress_;
 };
 
 // What the proc stage needs to know about the frames it gets and the ones it makes.
@@ -364,6 +395,7 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
     };
     Busy load_busy, proc_busy, save_busy;
     std::atomic<int64_t> frames_done{0}, frames_loaded{0};
+    FrameProgress frame_progress;
     std::atomic<uint64_t> output_bytes{0};
     std::atomic<bool> stopped_early{false};
     std::mutex side_mutex; // packets of copied streams, from the load thread to the save thread
@@ -432,20 +464,10 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
 
     std::thread proc([&] {
         try {
+            // Whatever ends this stage (the end, an error, an abort), the slots may go while the GPU
+            // still runs their frames: their buffers and command buffers retire (gpu::Device::retire)
+            // and are freed only when that work is done, so nothing here waits.
             std::vector<Slot> slots(static_cast<size_t>(in_flight));
-            // Whatever ends this stage (the end, an error, an abort), the GPU is done with the slots
-            // before they are destroyed.
-            struct WaitForSlots {
-                gpu::Device& device;
-                std::vector<Slot>& slots;
-                ~WaitForSlots() {
-                    for (const Slot& s : slots)
-                        if (s.busy) try {
-                                device.wait(gpu::QueueRole::Compute, s.done);
-                            } catch (...) {
-                            }
-                }
-            } wait_for_slots{*device, slots};
             size_t next = 0;
             Size prepared{};
             ConvertDesc cur_in{}, cur_out{};
@@ -503,8 +525,8 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                         s.in =
                             gpu::Tensor(*device, {1, 3, fs_size.height, fs_size.width}, dt, "media rgb in");
                         s.out = gpu::Tensor(*device, {1, 3, o.height, o.width}, dt, "media rgb out");
-                        if (!s.cmd)
-                            s.cmd = std::make_unique<gpu::CommandBuffer>(*device, gpu::QueueRole::Compute);
+                        if (!s.stream)
+                            s.stream = std::make_unique<gpu::CommandStream>(*device, gpu::QueueRole::Compute);
                     }
                     configured = true;
                 }
@@ -514,13 +536,11 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                 s.pts = f.pts;
                 s.up->stage(f);
                 item->frame.reset();
-                s.cmd->begin();
-                s.up->record(*s.cmd, s.in);
-                SlotContext ctx(*device, s);
+                s.up->record(s.stream->cmd(), s.in);
+                SlotContext ctx(*device, s, frame_progress);
                 processor.process(ctx);
-                s.down->record(*s.cmd, s.out);
-                s.cmd->end();
-                s.done = device->submit(gpu::QueueRole::Compute, *s.cmd);
+                s.down->record(s.stream->cmd(), s.out);
+                s.done = s.stream->submit();
                 s.busy = true;
                 next = (next + 1) % slots.size();
                 proc_busy.add(Clock::now() - t);
@@ -579,43 +599,51 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
     // --- progress, on this thread ---
     const bool tty = ::isatty(STDERR_FILENO) != 0;
     auto last_print = Clock::now();
-    std::deque<std::pair<double, int64_t>> window; // (seconds, frames) for a recent fps
+    std::deque<std::pair<double, double>> window; // (seconds, frames) for a recent fps
     bool bar_shown = false;
     auto report = [&](bool final_line) {
         const double s = seconds_since(t0);
         const int64_t done = frames_done.load();
-        window.emplace_back(s, done);
+        // A frame split into several submissions (a big image on a slow device) reports how far
+        // the GPU is into it.
+        const auto [part_frame, part] = frame_progress.poll(*device);
+        const double frame_part = part_frame >= done && part > 0 && part < 1 ? part : 0.0;
+        const double done_f = double(done) + frame_part;
+        window.emplace_back(s, done_f);
         while (window.size() > 2 && window.front().first < s - 5) window.pop_front();
         const double dt = window.back().first - window.front().first;
         const double fps =
-            dt > 0.5 ? (window.back().second - window.front().second) / dt : (s > 0 ? done / s : 0);
-        Progress p{done, total, s, fps, output_bytes.load()};
+            dt > 0.5 ? (window.back().second - window.front().second) / dt : (s > 0 ? done_f / s : 0);
+        Progress p{done, total, s, fps, output_bytes.load(), frame_part};
         if (desc.on_progress) {
             desc.on_progress(p);
             return;
         }
         if (desc.quiet) return;
-        const double eta = total > 0 && fps > 0 ? double(total - done) / fps : -1;
+        const double eta = total > 0 && fps > 0 ? (double(total) - done_f) / fps : -1;
+        char part_text[48] = "";
+        if (frame_part > 0)
+            std::snprintf(part_text, sizeof part_text, " (frame %lld: %.0f%%)",
+                          static_cast<long long>(part_frame + 1), frame_part * 100);
         char line[256];
         if (tty) {
             const int width = 24;
-            const int filled =
-                total > 0
-                    ? static_cast<int>(std::min<int64_t>(width, done * width / std::max<int64_t>(total, 1)))
-                    : 0;
+            const int filled = total > 0 ? static_cast<int>(std::min<double>(
+                                               width, done_f * width / double(std::max<int64_t>(total, 1))))
+                                         : 0;
             std::string bar(static_cast<size_t>(filled), '#');
             bar.append(static_cast<size_t>(width - filled), '.');
-            std::snprintf(line, sizeof line, "\r[%s] %lld/%s frames  %.1f fps  ETA %s  %s   ", bar.c_str(),
-                          static_cast<long long>(done), total > 0 ? std::to_string(total).c_str() : "?", fps,
-                          clock_text(eta).c_str(), human_bytes(p.output_bytes).c_str());
+            std::snprintf(line, sizeof line, "\r[%s] %lld/%s frames%s  %.1f fps  ETA %s  %s   ", bar.c_str(),
+                          static_cast<long long>(done), total > 0 ? std::to_string(total).c_str() : "?",
+                          part_text, fps, clock_text(eta).c_str(), human_bytes(p.output_bytes).c_str());
             std::fputs(line, stderr);
             bar_shown = true;
             if (final_line) std::fputs("\n", stderr);
         } else if (!final_line) {
-            std::snprintf(line, sizeof line, "%s: %lld/%s frames, %.1f fps, ETA %s, %s\n",
+            std::snprintf(line, sizeof line, "%s: %lld/%s frames%s, %.1f fps, ETA %s, %s\n",
                           desc.log_name.c_str(), static_cast<long long>(done),
-                          total > 0 ? std::to_string(total).c_str() : "?", fps, clock_text(eta).c_str(),
-                          human_bytes(p.output_bytes).c_str());
+                          total > 0 ? std::to_string(total).c_str() : "?", part_text, fps,
+                          clock_text(eta).c_str(), human_bytes(p.output_bytes).c_str());
             std::fputs(line, stderr);
         }
         std::fflush(stderr);
@@ -632,7 +660,7 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
         if (cancelled() && !stopped_early) {
             // Wake the load stage if it waits on a full queue: it checks the flag before each read.
         }
-        const double interval = tty ? 0.25 : 5.0;
+        const double interval = tty || desc.on_progress ? 0.25 : 5.0;
         if (std::chrono::duration<double>(Clock::now() - last_print).count() >= interval && !all_done) {
             last_print = Clock::now();
             report(false);

@@ -35,6 +35,7 @@
 
 #include "vkml/gpu/command.hpp"
 #include "vkml/gpu/device.hpp"
+#include "vkml/gpu/stream.hpp"
 #include "vkml/gpu/tensor.hpp"
 
 namespace vkml::media {
@@ -67,7 +68,9 @@ struct ProcessorSetup {
 // dispatches right away. The processor must leave output() fully written by compute shader (or
 // transfer) writes; the transcoder records the barrier after it. A processor that needs results
 // on the host mid-frame (detector boxes) calls submit_and_wait(): what is recorded so far runs,
-// and cmd() is a fresh recording buffer afterwards.
+// and cmd() is a fresh recording buffer afterwards. A processor with long work (a big image
+// through a slow model) calls flush() between pieces of it, so that every submission stays short.
+// Either way, cmd() must be asked for again afterwards: it is another buffer.
 class FrameContext {
 public:
     virtual ~FrameContext() = default;
@@ -77,6 +80,13 @@ public:
     virtual const gpu::Tensor& output() const = 0; // [1, 3, OH, OW], write RGB 0..1 (clamped later)
     virtual const FrameInfo& info() const = 0;
     virtual void submit_and_wait() = 0;
+    // Submits what cmd() holds so far without waiting, and continues in another command buffer:
+    // the frame's work becomes several bounded submissions (the GPU shows progress, a Ctrl-C or an
+    // error stops after the current piece, no single submission runs for minutes). `progress`
+    // (0..1) is the share of the frame's work submitted so far; the progress line shows it once
+    // the GPU has done that much. At most a few pieces are queued: the next cmd() waits for the
+    // oldest when they are all in flight.
+    virtual void flush(double progress) = 0;
 };
 
 class FrameProcessor {
@@ -110,8 +120,9 @@ struct Progress {
     int64_t frames_done = 0;
     int64_t frames_total = 0;  // estimate; 0 when unknown
     double seconds = 0;        // since the start
-    double fps = 0;            // recent average
+    double fps = 0;            // recent average (frames, with the current frame's done share)
     uint64_t output_bytes = 0; // written so far
+    double frame_progress = 0; // share of the frame in progress the GPU has done (0: unknown/none)
 };
 
 struct TranscodeDesc {
@@ -138,7 +149,8 @@ struct TranscodeDesc {
     gpu::Device* device = nullptr;
     bool handle_sigint = true;           // install a SIGINT handler for the run (restored afterwards)
     std::atomic<bool>* cancel = nullptr; // set to true from anywhere to stop like Ctrl-C
-    // Progress callback; empty: a bar on a terminal (stderr), plain lines every few seconds otherwise.
+    // Progress callback, called about 4 times a second; empty: a bar on a terminal (stderr), plain
+    // lines every few seconds otherwise.
     std::function<void(const Progress&)> on_progress;
     // Prefix of the messages transcode prints ("vkml upscale").
     std::string log_name = "vkml";

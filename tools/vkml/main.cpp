@@ -29,7 +29,9 @@ void usage(FILE* out) {
                  "  VKML_DEVICE=N|NAME  pick a device by index or name substring\n"
                  "  VKML_VALIDATION=1   enable the Khronos validation layer (synchronization too)\n"
                  "  VKML_CACHE_DIR=DIR  where the pipeline cache lives (default ~/.cache/vkml)\n"
-                 "  VKML_MEMORY_LIMIT=N cap vkml's device memory (bytes, or with K/M/G)\n",
+                 "  VKML_MEMORY_LIMIT=N cap vkml's device memory (bytes, or with K/M/G)\n"
+                 "  VKML_WAIT_TIMEOUT=S seconds without GPU progress before a wait gives up (default\n"
+                 "                      600; 0: no limit)\n",
                  VKML_VERSION_STRING);
 }
 

@@ -148,7 +148,13 @@ void ModelProcessor::process(media::FrameContext& frame) {
                          VK_PIPELINE_STAGE_2_TRANSFER_BIT | VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
                          VK_ACCESS_2_TRANSFER_READ_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT |
                              VK_ACCESS_2_SHADER_READ_BIT | VK_ACCESS_2_SHADER_WRITE_BIT);
-    runner_->record(frame.cmd(), frame.input(), frame.output());
+    // Piece by piece, each its own submission: on a slow device one image is minutes of work,
+    // which must not be one submission (see TiledRunner).
+    const size_t pieces = size_t(runner_->plan().pieces);
+    for (size_t i = 0; i < pieces; ++i) {
+        if (i > 0) frame.flush(runner_->progress_after(i - 1));
+        runner_->record_piece(frame.cmd(), frame.input(), frame.output(), i);
+    }
 }
 
 } // namespace vkml::tool

@@ -14,9 +14,10 @@ enum class ErrorCode {
     Unsupported,       // the device or build lacks a feature the request needs
     OutOfDeviceMemory, // the memory budget or the driver refused; free memory or shrink the work
     OutOfHostMemory,
-    DeviceLost,
-    Io,     // a file could not be read or written
-    Vulkan, // any other Vulkan failure
+    DeviceLost, // the driver reported VK_ERROR_DEVICE_LOST: nothing more runs on the device
+    Timeout,    // the GPU made no progress for the wait limit (a hung device; VKML_WAIT_TIMEOUT)
+    Io,         // a file could not be read or written
+    Vulkan,     // any other Vulkan failure
 };
 
 const char* error_code_name(ErrorCode code);

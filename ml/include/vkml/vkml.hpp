@@ -10,6 +10,7 @@
 #include "vkml/gpu/image.hpp"
 #include "vkml/gpu/pipeline.hpp"
 #include "vkml/gpu/profiler.hpp"
+#include "vkml/gpu/stream.hpp"
 #include "vkml/gpu/tensor.hpp"
 #include "vkml/gpu/transfer.hpp"
 #include "vkml/version.hpp"

@@ -78,7 +78,8 @@ public:
     MemoryAllocator(const MemoryAllocator&) = delete;
     MemoryAllocator& operator=(const MemoryAllocator&) = delete;
 
-    // Throws vkml::Error(OutOfDeviceMemory) when the budget or the driver refuses.
+    // Throws vkml::Error(OutOfDeviceMemory) when the budget or the driver refuses (after waiting
+    // for the memory of resources freed while the GPU still used them, see Device::retire).
     AllocationPtr allocate(const VkMemoryRequirements& req, MemoryUsage usage, ResourceTiling tiling);
     // One allocation that every resource in `reqs` can be bound to, for resources whose lifetimes
     // the caller declares disjoint (transient aliasing): the largest size and alignment, the
@@ -86,6 +87,8 @@ public:
     AllocationPtr allocate_aliased(std::span<const VkMemoryRequirements> reqs, MemoryUsage usage);
 
     MemoryStats stats() const;
+    // Frees the empty blocks kept for reuse; true when there were any.
+    bool trim();
     // Index of the memory type `usage` would use for `type_bits`, or throws Unsupported.
     uint32_t choose_memory_type(uint32_t type_bits, MemoryUsage usage) const;
 
@@ -93,6 +96,7 @@ private:
     friend class Allocation;
     struct Block;
     void release(Allocation& allocation);
+    AllocationPtr allocate_now(const VkMemoryRequirements& req, MemoryUsage usage, ResourceTiling tiling);
     VkDeviceMemory allocate_memory(uint64_t size, uint32_t type, std::byte** mapped);
     void check_budget(uint32_t type, uint64_t size) const;
 

@@ -3,6 +3,10 @@
 // command buffer the host is recording (then vkml only appends commands to it). Descriptors are
 // pushed (VK_KHR_push_descriptor) where supported, else written into sets from pools this
 // wrapper owns and recycles on reset().
+//
+// Lifetime: Device::submit notes the timeline value the buffer's work signals. Re-recording
+// (begin/reset) waits for that work; destruction never frees a pool the GPU may still execute:
+// it is retired against that value (Device::retire) and freed once the work is done.
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -34,7 +38,11 @@ public:
 
     void begin(); // one-time-submit recording; resets first
     void end();
-    void reset(); // the command buffer and its descriptor pools; must not be in flight
+    // The command buffer and its descriptor pools; waits first when its last submission is still
+    // running (Device::wait).
+    void reset();
+    // Whether the work of its last submission may still be running.
+    bool in_flight() const;
     VkCommandBuffer vk() const { return cmd_; }
     QueueRole role() const { return role_; }
     Device& device() const { return *device_; }
@@ -63,9 +71,14 @@ public:
     void end_label();
 
 private:
+    friend class Device;
     CommandBuffer() = default;
     VkDescriptorSet allocate_set(VkDescriptorSetLayout layout);
     void destroy();
+    void submitted(QueueRole queue, uint64_t value) {
+        submitted_queue_ = queue;
+        submitted_value_ = value;
+    }
 
     Device* device_ = nullptr;
     QueueRole role_ = QueueRole::Compute;
@@ -73,6 +86,8 @@ private:
     VkCommandBuffer cmd_ = VK_NULL_HANDLE;
     std::vector<VkDescriptorPool> descriptor_pools_;
     size_t current_pool_ = 0;
+    QueueRole submitted_queue_ = QueueRole::Compute;
+    uint64_t submitted_value_ = 0; // timeline value of the last submission (0: none)
 };
 
 // sync2 barrier helpers. The caller owns barriers between its ops, as in DirectML's layer API;

@@ -56,6 +56,12 @@ struct DeviceDesc {
     // $XDG_CACHE_HOME/vkml, else ~/.cache/vkml. "-" disables the persistent cache.
     std::string cache_dir;
     std::string app_name = "vkml";
+    // How long Device::wait keeps waiting while none of vkml's queues completes anything before
+    // it decides the device is hung and throws ErrorCode::Timeout, in seconds. A device that
+    // makes progress is waited for as long as it works, and a lost device (VK_ERROR_DEVICE_LOST)
+    // is reported at once. Negative: $VKML_WAIT_TIMEOUT (seconds, 0 for no limit), else 600.
+    // 0: no limit.
+    double wait_timeout = -1;
 };
 
 struct HostQueue {
@@ -131,13 +137,39 @@ public:
     uint64_t submit(QueueRole role, std::span<CommandBuffer* const> cmds,
                     std::span<const SemaphoreWait> waits = {});
     uint64_t submit(QueueRole role, CommandBuffer& cmd, std::span<const SemaphoreWait> waits = {});
-    // Blocks until the role's timeline reaches `value` (timeout in ns; throws on timeout).
-    void wait(QueueRole role, uint64_t value, uint64_t timeout_ns = 60'000'000'000ull);
+    // Blocks until the role's timeline reaches `value`. There is no fixed time limit: it waits as
+    // long as the device completes work on some queue, and throws ErrorCode::Timeout only after
+    // DeviceDesc::wait_timeout seconds in which nothing completed (a hung device), or
+    // ErrorCode::DeviceLost when the driver reports the device lost. Either way, what the GPU may
+    // still run stays alive: see retire().
+    void wait(QueueRole role, uint64_t value);
+    // Waits at most `timeout_ns`: false when the value was not reached by then. Throws on a lost
+    // device.
+    bool try_wait(QueueRole role, uint64_t value, uint64_t timeout_ns);
     bool is_complete(QueueRole role, uint64_t value) const;
     // The timeline value of the role's latest submission (0 before any).
     uint64_t last_submitted(QueueRole role) const;
     VkSemaphore timeline(QueueRole role) const;
+    // Waits (as wait() does) for everything vkml submitted so far, then frees what was retired.
     void wait_idle();
+    // The no-progress limit of wait(), in seconds (0: none).
+    double wait_timeout() const;
+
+    // Lifetimes. Nothing vkml frees may still be in use by the GPU, on any path (normal, an
+    // exception, Ctrl-C). Objects that record GPU work (buffers, images, command buffers, query
+    // and descriptor pools) hand their destruction to retire() instead of destroying at once:
+    // `destroy` runs right away when the GPU has finished everything vkml submitted so far, else
+    // once it has (checked at later submits, waits and collect(), and at the Device's destruction,
+    // which waits for all of vkml's work first; if that wait fails short of a lost device, what is
+    // retired is left allocated rather than freed under the GPU). Work a host submits itself is
+    // not tracked: the host must know it finished before destroying what it recorded with vkml.
+    void retire(std::function<void()> destroy);
+    // The same, once `role`'s timeline reaches `value` (for objects that know their last use).
+    void retire(QueueRole role, uint64_t value, std::function<void()> destroy);
+    // Runs the retired destructions whose work is complete; with `wait`, waits for the rest first.
+    void collect(bool wait = false);
+    // Retired destructions still waiting for the GPU.
+    size_t retired_pending() const;
 
     // Records with `fn` into a fresh command buffer for `role`, submits it after all of vkml's
     // earlier submissions on every queue, and waits for it.
@@ -156,6 +188,7 @@ public:
 
 private:
     explicit Device(std::unique_ptr<Impl> impl);
+    void retire_when(const std::array<uint64_t, queue_role_count>& values, std::function<void()> destroy);
     std::unique_ptr<Impl> impl_;
 };
 

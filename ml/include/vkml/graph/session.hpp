@@ -141,9 +141,10 @@ public:
     size_t input_index(std::string_view name) const;
     size_t output_index(std::string_view name) const;
 
-    // Convenience: uploads, records into a fresh command buffer, submits to options.queue, waits
-    // and downloads. Inputs in the order of inputs(), with the model's dtypes and the inputs'
-    // shapes (checked). The session keeps its I/O tensors between calls.
+    // Convenience: uploads, records, submits to options.queue, waits and downloads. A large model
+    // is submitted in several chunks of bounded GPU time (sized from the previous run's speed), so
+    // that no single submission runs for minutes on a slow device. Inputs in the order of inputs(), with the
+    // model's dtypes and the inputs' shapes (checked). The session keeps its I/O tensors between calls.
     std::vector<graph::TensorData> run(std::span<const graph::TensorData> inputs);
     std::map<std::string, graph::TensorData> run(const std::map<std::string, graph::TensorData>& inputs);
 
@@ -172,6 +173,7 @@ public:
 
 private:
     friend class SessionChunk;
+    void run_bounded(std::span<const gpu::Tensor> inputs, std::span<const gpu::Tensor> outputs);
     void record_range(gpu::CommandBuffer& cmd, const Bindings& bindings, size_t first, size_t end,
                       gpu::Profiler* profiler) const;
     std::unique_ptr<Impl> impl_;

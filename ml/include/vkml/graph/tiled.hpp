@@ -24,6 +24,18 @@
 // (vkml::Error OutOfDeviceMemory, e.g. under VKML_MEMORY_LIMIT), the tile is halved and the
 // session rebuilt, down to `min_tile`; below that the error says how much the smallest tile needs.
 //
+// Bounded submissions: on a slow device (lavapipe on a few CPU cores) one big image through a
+// large model is minutes of work, and one submission of minutes shows no progress, cannot be
+// stopped and is what GPU watchdogs kill. So the probe session is timed once on the device (GPU
+// timestamps where there are any), and the prepared work comes in pieces of about
+// `piece_seconds` of GPU time each: several whole tiles, or one tile's session split at step
+// boundaries (Session::split). The automatic tile size also keeps the longest single step of a
+// tile under `max_step_seconds`, down to a core of 6 * overlap (a 96-pixel core and 128-pixel
+// tile at the default overlap, which spends 44% of its work on the overlap: bounded steps cost
+// time on slow devices; a fast GPU never gets near the cap). run() submits piece by piece; a
+// caller with its own command buffers submits between record_piece() calls (media's
+// FrameContext::flush does).
+//
 // Synchronization (record): the caller makes its writes of `input` visible to transfer reads
 // before, and waits for transfer writes of `output` after (tiles are copied in and out with
 // vkCmdCopyBuffer; the session runs on compute). Input and output stay on the GPU.
@@ -48,6 +60,10 @@ struct TiledDesc {
     int64_t max_tile = 2048;   // the largest automatic core
     double memory_share = 0.5; // share of the free device-local budget the automatic size may use
     SessionOptions session;    // for the tile session (its input_shapes entry is set per tile)
+    // GPU time one piece of work should take, in seconds (0: the whole image is one piece).
+    double piece_seconds = 0.25;
+    // The automatic tile size keeps the longest step of a tile under this, in seconds (0: no cap).
+    double max_step_seconds = 2.0;
 };
 
 // What prepare() settled on.
@@ -59,6 +75,8 @@ struct TilePlan {
     int64_t scale = 1;                // output pixels per input pixel
     int64_t retries = 0;              // out-of-memory halvings it took
     uint64_t session_bytes = 0;       // the tile session's arena + tile I/O
+    int64_t pieces = 1;               // bounded pieces of work (record_piece)
+    double tile_seconds = 0;          // estimated GPU time of one tile (0: not measured)
 };
 
 class TiledRunner {
@@ -83,8 +101,18 @@ public:
 
     // Records every tile of the prepared plan into `cmd`: copy the tile in, run the session, copy
     // the owned part out. `input` and `output` are contiguous tensors of input_shape()/output_shape().
+    // One submission of it may run long on a slow device: see record_piece().
     void record(gpu::CommandBuffer& cmd, const gpu::Tensor& input, const gpu::Tensor& output) const;
-    // prepare() + record() on a fresh command buffer, submitted and waited for.
+    // The same work in plan().pieces pieces of about TiledDesc::piece_seconds of GPU time each:
+    // recording pieces 0, 1, ... in order, into one command buffer or several submitted in order
+    // on one queue, does what record() does. Each piece starts with the barrier it needs after
+    // the previous one.
+    void record_piece(gpu::CommandBuffer& cmd, const gpu::Tensor& input, const gpu::Tensor& output,
+                      size_t piece) const;
+    // The share of the work done once pieces 0..piece have run (1 after the last).
+    double progress_after(size_t piece) const;
+    // prepare() + record(), piece by piece, each piece its own submission (at most a few queued),
+    // waited for. Ordered after vkml's earlier work on every queue.
     void run(const gpu::Tensor& input, const gpu::Tensor& output);
     // Host convenience: uploads `input` ([1, C, H, W], the model's dtype), runs, downloads.
     graph::TensorData run(const graph::TensorData& input);
