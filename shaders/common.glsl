@@ -38,6 +38,14 @@
 #define ctype4 vec4
 #endif
 
+// A zero of the storage type. Not stype(0) in f16 storage: without the float16 arithmetic
+// extension bookworm's glslang folds float16_t(integer constant) to garbage (0 -> infinity).
+#if VKML_FP16
+#define stype_zero stype(0.0)
+#else
+#define stype_zero stype(0)
+#endif
+
 // Float-shader names (fp32 or fp16 storage, arithmetic in ctype).
 #define sfloat stype
 #define sfloat2 stype2

@@ -182,7 +182,7 @@ bool coop_available(const gpu::Device& device, DType dtype) {
 }
 
 bool coop_tap_major(const ConvSpec& s) {
-    return s.ow % 8 == 0 && s.sw == 1 && s.dw == 1 && s.w % 8 == 0 && s.c % 64 == 0;
+    return s.ow % 8 == 0 && s.sw == 1 && s.dw == 1 && s.w % 8 == 0 && s.c % 32 == 0;
 }
 
 uint64_t coop_min_rows() {

@@ -50,7 +50,7 @@ struct ConvSpec {
     std::vector<uint32_t> values() const;
 };
 // Whether the tensor-core implicit GEMM walks K tap by tap for this geometry (mirrors TAP_MAJOR in
-// shaders/conv/igemm.comp): stride 1, dilation 1, rows of 8-element multiples, 64-channel slices.
+// shaders/conv/igemm.comp): stride 1, dilation 1, rows of 8-element multiples, 32-channel runs.
 bool coop_tap_major(const ConvSpec& spec);
 ConvSpec conv_spec(const ConvGeometry& g, int64_t m, int64_t oh, int64_t ow, int64_t pad_top,
                    int64_t pad_left, int64_t group, bool has_bias, bool has_residual, ActivationKind act);

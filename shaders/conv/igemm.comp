@@ -26,11 +26,11 @@ const uint TILE_K = C * KH * KW;
 #if VKML_TILE_COOPMAT
 layout(constant_id = 19) const uint PACKED_W = 0; // weights re-packed tap-major (conv/pack_taps.comp)
 // The tensor-core tile walks K tap-major, k = (kh * KW + kw) * C + c, when every BK-deep slice then
-// holds one tap of 64 consecutive channels (C a multiple of the slice's 64, 16-byte rows): the slice's window
-// offset is one per invocation and its rows are whole input planes apart (see tile_b_step).
+// holds whole 32-channel runs of one tap (C a multiple of 32, 16-byte rows): a run's window offset
+// is one per invocation and its rows are whole input planes apart (see tile_b_step).
 // (Conditions are folded as integers: glslang emits && and || of specialization constants as
 // run-time branches, which a later specialization-constant expression cannot use.)
-const uint TAP_MAJOR_MISS = (OW % 8) | (SW - 1) | (DW - 1) | (W % 8) | (C % 64);
+const uint TAP_MAJOR_MISS = (OW % 8) | (SW - 1) | (DW - 1) | (W % 8) | (C % 32);
 #else
 const uint TAP_MAJOR_MISS = 1;
 #endif
@@ -126,6 +126,7 @@ void tile_b_step(uint k) {
 uvec4 tile_load_b8(uint k) {
     uint h[8];
     if (TAP_MAJOR) {
+        if (C % 64 != 0 && k / C != step_k / C) tile_b_step(k); // a 32-channel run of the next tap
         if (step_vec) {
             const uint u = step_unit + (k - step_k) * (H * W / 8);
             const uvec4 lo = x8.data[u];

@@ -34,7 +34,7 @@ void main() {
 #endif
     if (k < 0) k += int(p.axis_len);
     if (!fits || k < 0 || k >= int(p.axis_len)) {
-        dst.data[i] = stype(0);
+        dst.data[i] = stype_zero;
         return;
     }
     dst.data[i] = src.data[(o * p.axis_len + uint(k)) * p.inner + e];

@@ -31,7 +31,7 @@ void main() {
 #endif
     if (k < 0) k += int(p.axis_len);
     if (!fits || k < 0 || k >= int(p.axis_len)) {
-        for (uint w = 0; w < WORDS; ++w) dst.data[i * WORDS + w] = stype(0);
+        for (uint w = 0; w < WORDS; ++w) dst.data[i * WORDS + w] = stype_zero;
         return;
     }
     uint rem = i;

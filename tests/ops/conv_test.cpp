@@ -221,9 +221,11 @@ TEST_F(ConvTest, AlignedShapesTakeTheVectorPaths) {
     check({"aligned K 27", {1, 3, 8, 16}, {16, 3, 3, 3}, {}, {1, 1, 1, 1}, {}});
     check({"aligned 136 channels", {1, 8, 4, 16}, {136, 8, 3, 3}, {}, {1, 1, 1, 1}, {}, "NOTSET", 1, true, relu});
     check({"aligned 1x1", {2, 16, 4, 8}, {32, 16, 1, 1}, {}, {}, {}});
-    // 64-channel multiples: the tensor-core tile walks K tap by tap (slices of one tap's channels).
+    // 32-channel multiples: the tensor-core tile walks K tap by tap (a 64-deep slice holds one tap
+    // of 64 channels, or two taps of 32).
     check({"tap-major 3x3", {1, 64, 5, 16}, {24, 64, 3, 3}, {}, {1, 1, 1, 1}, {}});
-    check({"32 channels 3x3", {1, 32, 5, 16}, {24, 32, 3, 3}, {}, {1, 1, 1, 1}, {}});
+    check({"tap-major 32 channels 3x3", {1, 32, 5, 16}, {24, 32, 3, 3}, {}, {1, 1, 1, 1}, {}});
+    check({"tap-major 96 channels 3x3", {1, 96, 4, 8}, {16, 96, 3, 3}, {}, {1, 1, 1, 1}, {}});
     check({"tap-major 3x3 batch 2 residual relu", {2, 64, 4, 24}, {16, 64, 3, 3}, {}, {1, 1, 1, 1}, {}, "NOTSET", 1,
            true, relu, true});
     check({"tap-major 5x5 asymmetric pads", {1, 128, 6, 16}, {40, 128, 5, 5}, {}, {2, 1, 1, 3}, {}});

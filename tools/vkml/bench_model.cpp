@@ -58,17 +58,19 @@ double median(std::vector<double> v) {
 
 int bench_model_main(Args args) {
     if (args.empty()) {
-        std::fprintf(stderr, "usage: vkml bench model MODEL [--size WxH] [--fp32] [--runs N] [--json FILE]\n");
+        std::fprintf(stderr, "usage: vkml bench model MODEL [--size WxH] [--fp32] [--runs N] [--json FILE] [--profile]\n");
         return 2;
     }
     const std::string path(args[0]);
     int width = 960, height = 540, runs = 20;
-    bool fp32 = false;
+    bool fp32 = false, profile = false;
     std::string json_path;
     for (size_t i = 1; i < args.size(); ++i) {
         const std::string_view a = args[i];
         if (a == "--fp32") {
             fp32 = true;
+        } else if (a == "--profile") {
+            profile = true;
         } else if ((a == "--size" || a == "--runs" || a == "--json") && i + 1 < args.size()) {
             const std::string v(args[++i]);
             if (a == "--json") {
@@ -112,10 +114,25 @@ int bench_model_main(Args args) {
     }
     for (const TensorInfo& t : session.outputs()) outputs.emplace_back(*device, t.shape, t.storage, "bench " + t.name);
 
+    // One probe run sets the warm-up to about 0.2 s of GPU work, so the timed runs see working
+    // clocks (a few short warm-ups left small models timed at idle clocks).
+    double probe_ms = 0;
+    {
+        gpu::Profiler probe(*device, 2);
+        device->run_now(gpu::QueueRole::Compute, [&](gpu::CommandBuffer& cmd) {
+            probe.reset(cmd);
+            probe.begin(cmd, "probe");
+            session.record(cmd, {inputs, outputs});
+            probe.end(cmd);
+        });
+        const auto r = probe.results();
+        if (!r.empty()) probe_ms = r[0].duration_us / 1000.0;
+    }
+    const int warm_up = int(std::clamp(200.0 / std::max(probe_ms, 1e-3), 3.0, 400.0));
     gpu::Profiler profiler(*device, uint32_t(runs + 2));
     device->run_now(gpu::QueueRole::Compute, [&](gpu::CommandBuffer& cmd) {
         profiler.reset(cmd);
-        for (int i = 0; i < 3; ++i) session.record(cmd, {inputs, outputs}); // warm-up
+        for (int i = 0; i < warm_up; ++i) session.record(cmd, {inputs, outputs}); // warm-up
         for (int i = 0; i < runs; ++i) {
             profiler.begin(cmd, "model");
             session.record(cmd, {inputs, outputs});
@@ -124,6 +141,15 @@ int bench_model_main(Args args) {
     });
     std::vector<double> ms;
     for (const auto& r : profiler.results()) ms.push_back(r.duration_us / 1000.0);
+    if (profile) {
+        // One more run with a timestamp scope per step: where the time goes, op by op.
+        gpu::Profiler steps(*device, uint32_t(session.steps().size() + 4));
+        device->run_now(gpu::QueueRole::Compute, [&](gpu::CommandBuffer& cmd) {
+            steps.reset(cmd);
+            session.record(cmd, {inputs, outputs}, &steps);
+        });
+        std::printf("%s\n", gpu::timing_table(steps.results()).c_str());
+    }
     const double t = median(ms);
     const double flops = model_flops(session.graph());
     const SessionMemory mem = session.memory();
