@@ -163,13 +163,17 @@ std::unique_ptr<Binary> Binary::create(gpu::Device& device, const BinaryDesc& de
     op->pipeline_ =
         &ew::pipeline(device, shader, 3, sizeof(ew::BinaryPush),
                       {code_of(desc.kind, desc.fmod), layout.rank, uint32_t(desc.activation.kind)});
+    if (layout.rank == 0 && !is_compare(desc.kind) && (dtype == DType::f32 || dtype == DType::f16))
+        op->pipeline4_ =
+            &ew::pipeline(device, shader, 3, sizeof(ew::BinaryPush),
+                          {code_of(desc.kind, desc.fmod), layout.rank, uint32_t(desc.activation.kind), 4});
     return op;
 }
 
 void Binary::record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs,
                          std::span<const Tensor> outputs, const gpu::BufferRange&) const {
     const gpu::BufferRange buffers[] = {inputs[0].range(), inputs[1].range(), outputs[0].range()};
-    ew::dispatch(cmd, *pipeline_, buffers, push_.data(), uint32_t(push_.size() * 4), n_);
+    ew::dispatch_vec(cmd, *pipeline_, pipeline4_, buffers, push_.data(), uint32_t(push_.size() * 4), n_);
 }
 
 // ---------------------------------------------------------------------------------------------

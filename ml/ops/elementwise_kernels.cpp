@@ -100,4 +100,15 @@ void dispatch(gpu::CommandBuffer& cmd, const gpu::Pipeline& pipeline,
     cmd.dispatch(pipeline, buffers, push, push_bytes, cmd.groups_for(pipeline, n));
 }
 
+void dispatch_vec(gpu::CommandBuffer& cmd, const gpu::Pipeline& scalar, const gpu::Pipeline* vec4,
+                  std::span<const gpu::BufferRange> buffers, const void* push, uint32_t push_bytes, uint32_t n) {
+    if (n == 0) return;
+    bool aligned = vec4 != nullptr;
+    for (const gpu::BufferRange& b : buffers) aligned = aligned && b.offset % 16 == 0;
+    if (aligned)
+        cmd.dispatch(*vec4, buffers, push, push_bytes, cmd.groups_for(*vec4, (uint64_t(n) + 3) / 4));
+    else
+        cmd.dispatch(scalar, buffers, push, push_bytes, cmd.groups_for(scalar, n));
+}
+
 } // namespace vkml::ops::detail::elementwise

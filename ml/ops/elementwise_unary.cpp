@@ -184,13 +184,16 @@ std::unique_ptr<Unary> Unary::create(gpu::Device& device, const UnaryDesc& desc)
                                                : detail::shader_for(device, name, "elementwise_unary", dtype);
     op->pipeline_ = &detail::elementwise::pipeline(device, shader, 2, sizeof(Push),
                                                    {code, uint32_t(desc.activation.kind)});
+    if (dtype == DType::f32 || dtype == DType::f16)
+        op->pipeline4_ = &detail::elementwise::pipeline(device, shader, 2, sizeof(Push),
+                                                        {code, uint32_t(desc.activation.kind), 4});
     return op;
 }
 
 void Unary::record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs,
                         std::span<const Tensor> outputs, const gpu::BufferRange&) const {
     const gpu::BufferRange buffers[] = {inputs[0].range(), outputs[0].range()};
-    detail::elementwise::dispatch(cmd, *pipeline_, buffers, &push_, sizeof(Push), push_.n);
+    detail::elementwise::dispatch_vec(cmd, *pipeline_, pipeline4_, buffers, &push_, sizeof(Push), push_.n);
 }
 
 } // namespace vkml::ops

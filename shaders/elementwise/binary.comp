@@ -15,6 +15,9 @@ VKML_LOCAL_SIZE;
 layout(constant_id = 0) const uint OP = 0;
 layout(constant_id = 1) const uint RANK = 0;
 layout(constant_id = 2) const uint ACT = 0;
+// 4 (RANK 0, float results only): each invocation takes four consecutive elements with one vector
+// load per operand and one store; the C++ side picks it when every binding starts on 16 bytes.
+layout(constant_id = 3) const uint VEC = 1;
 
 layout(std430, set = 0, binding = 0) readonly buffer A { stype data[]; } a;
 layout(std430, set = 0, binding = 1) readonly buffer B { stype data[]; } b;
@@ -22,6 +25,11 @@ layout(std430, set = 0, binding = 1) readonly buffer B { stype data[]; } b;
 layout(std430, set = 0, binding = 2) writeonly buffer C { uint8_t data[]; } c;
 #else
 layout(std430, set = 0, binding = 2) writeonly buffer C { stype data[]; } c;
+#if !VKML_I32
+layout(std430, set = 0, binding = 0) readonly buffer A4 { stype4 data[]; } a4;
+layout(std430, set = 0, binding = 1) readonly buffer B4 { stype4 data[]; } b4;
+layout(std430, set = 0, binding = 2) writeonly buffer C4 { stype4 data[]; } c4;
+#endif
 #endif
 // alpha, beta: the fused activation's parameters; scale: Mean's 1/N.
 layout(push_constant) uniform Params {
@@ -155,7 +163,34 @@ afloat apply_half(afloat x, afloat y) {
 #endif
 #endif
 
+#if !(VKML_EW_OUT_BOOL || VKML_I32)
+float value(ctype x, ctype y) {
+#if VKML_FP16_ARITH
+    // The op's result as the f16 it would be stored as; the fused activation runs on it in fp32,
+    // as an unfused activation on the stored tensor would.
+    float v = float(apply_half(x, y));
+#else
+    float v = apply(float(x), float(y));
+#endif
+    if (ACT != VKML_ACT_NONE) v = vkml_activate(ACT, v, p.alpha, p.beta);
+    return v;
+}
+#endif
+
 void main() {
+#if !(VKML_EW_OUT_BOOL || VKML_I32)
+    if (VEC == 4) {
+        const uint q = vkml_linear_id(), i0 = q * 4;
+        if (i0 >= p.n) return;
+        if (i0 + 4 <= p.n) {
+            const ctype4 x = ctype4(a4.data[q]), y = ctype4(b4.data[q]);
+            c4.data[q] = stype4(vec4(value(x.x, y.x), value(x.y, y.y), value(x.z, y.z), value(x.w, y.w)));
+        } else {
+            for (uint i = i0; i < p.n; ++i) c.data[i] = stype(value(ctype(a.data[i]), ctype(b.data[i])));
+        }
+        return;
+    }
+#endif
     uint i = vkml_linear_id();
     if (i >= p.n) return;
     uint ia = i, ib = i;
@@ -179,14 +214,6 @@ void main() {
 #elif VKML_I32
     c.data[i] = apply(a.data[ia], b.data[ib]);
 #else
-#if VKML_FP16_ARITH
-    // The op's result as the f16 it would be stored as; the fused activation runs on it in fp32,
-    // as an unfused activation on the stored tensor would.
-    float v = float(apply_half(a.data[ia], b.data[ib]));
-#else
-    float v = apply(float(a.data[ia]), float(b.data[ib]));
-#endif
-    if (ACT != VKML_ACT_NONE) v = vkml_activate(ACT, v, p.alpha, p.beta);
-    c.data[i] = stype(v);
+    c.data[i] = stype(value(ctype(a.data[ia]), ctype(b.data[ib])));
 #endif
 }

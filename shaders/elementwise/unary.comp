@@ -10,9 +10,16 @@
 VKML_LOCAL_SIZE;
 layout(constant_id = 0) const uint OP = 0;
 layout(constant_id = 1) const uint ACT = 0;
+// 4: each invocation takes four consecutive elements with one vector load and store (float
+// variants; the C++ side picks it when every binding starts on 16 bytes).
+layout(constant_id = 2) const uint VEC = 1;
 
 layout(std430, set = 0, binding = 0) readonly buffer X { stype data[]; } x;
 layout(std430, set = 0, binding = 1) writeonly buffer Y { stype data[]; } y;
+#if !(VKML_I32 || VKML_U8)
+layout(std430, set = 0, binding = 0) readonly buffer X4 { stype4 data[]; } x4;
+layout(std430, set = 0, binding = 1) writeonly buffer Y4 { stype4 data[]; } y4;
+#endif
 // alpha, beta, gamma: the op's ONNX attributes; act_alpha, act_beta: the fused activation's.
 layout(push_constant) uniform Params { uint n; float alpha; float beta; float gamma; float act_alpha; float act_beta; } p;
 
@@ -101,20 +108,39 @@ afloat apply_half(afloat v) {
 #endif
 #endif
 
-void main() {
-    uint i = vkml_linear_id();
-    if (i >= p.n) return;
-#if VKML_I32 || VKML_U8
-    y.data[i] = stype(apply(ctype(x.data[i])));
-#else
+#if !(VKML_I32 || VKML_U8)
+float value(ctype xv) {
 #if VKML_FP16_ARITH
     // The op's result as the f16 it would be stored as; the fused activation runs on it in fp32,
     // as an unfused activation on the stored tensor would.
-    float v = float(apply_half(x.data[i]));
+    float v = float(apply_half(xv));
 #else
-    float v = apply(float(x.data[i]));
+    float v = apply(float(xv));
 #endif
     if (ACT != VKML_ACT_NONE) v = vkml_activate(ACT, v, p.act_alpha, p.act_beta);
-    y.data[i] = stype(v);
+    return v;
+}
+#endif
+
+void main() {
+#if VKML_I32 || VKML_U8
+    uint i = vkml_linear_id();
+    if (i >= p.n) return;
+    y.data[i] = stype(apply(ctype(x.data[i])));
+#else
+    if (VEC == 4) {
+        const uint q = vkml_linear_id(), i0 = q * 4;
+        if (i0 >= p.n) return;
+        if (i0 + 4 <= p.n) {
+            const ctype4 xv = ctype4(x4.data[q]);
+            y4.data[q] = stype4(vec4(value(xv.x), value(xv.y), value(xv.z), value(xv.w)));
+        } else {
+            for (uint i = i0; i < p.n; ++i) y.data[i] = stype(value(ctype(x.data[i])));
+        }
+        return;
+    }
+    uint i = vkml_linear_id();
+    if (i >= p.n) return;
+    y.data[i] = stype(value(ctype(x.data[i])));
 #endif
 }

@@ -98,6 +98,7 @@ private:
     };
     UnaryKind kind_ = UnaryKind::Relu;
     const gpu::Pipeline* pipeline_ = nullptr;
+    const gpu::Pipeline* pipeline4_ = nullptr; // four elements per invocation (16-byte aligned bindings)
     Push push_{};
     bool f16_math_ = false;
 };
@@ -153,6 +154,7 @@ private:
 
     BinaryKind kind_ = BinaryKind::Add;
     const gpu::Pipeline* pipeline_ = nullptr;
+    const gpu::Pipeline* pipeline4_ = nullptr; // rank 0, float results: four elements per invocation
     std::vector<uint32_t> push_; // the shader's push constants, as words
     uint32_t rank_ = 0;
     uint32_t n_ = 0;
