@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 
 #include "conv_common.hpp"
 #include "vkml/gpu/command.hpp"
@@ -184,6 +185,14 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
         conv->scratch_bytes_ = (uint64_t(m) * g.c * g.kh * g.kw * gpu::dtype_size(desc.input.dtype) + 15) / 16 * 16;
     }
     const bool tiled = kernel == ConvKernel::ImplicitGemm || coop;
+    // The direct kernel computes up to 8 output channels per invocation at group 1 (each input
+    // element loaded once for all of them).
+    static const int64_t max_ob = [] {
+        const char* v = std::getenv("VKML_DIRECT_OB"); // tuning: 1 turns the channel blocking off
+        return v ? std::clamp<int64_t>(std::atoll(v), 1, 16) : int64_t(8);
+    }();
+    if (!tiled && desc.group == 1) spec.direct_ob = uint32_t(std::min<int64_t>(m, max_ob));
+    conv->direct_invocations_ = uint64_t(g.n) * ((uint64_t(m) + spec.direct_ob - 1) / spec.direct_ob) * oh * ow;
     const std::string shader = coop ? std::string("conv_igemm") + coop->suffix : tiled ? "conv_igemm" : "conv_direct";
     conv->pipeline_ = &device.pipeline(
         {.shader = detail::shader_for(device, op, shader, desc.input.dtype),
@@ -227,7 +236,7 @@ void Conv::record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs,
     if (kernel_ == ConvKernel::ImplicitGemm || kernel_ == ConvKernel::TensorCore)
         cmd.dispatch(*pipeline_, bufs, push, groups_);
     else
-        detail::dispatch_1d(cmd, *pipeline_, bufs, push, uint64_t(outputs[0].elements()));
+        detail::dispatch_1d(cmd, *pipeline_, bufs, push, direct_invocations_);
 }
 
 } // namespace vkml::ops

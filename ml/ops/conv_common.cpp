@@ -116,7 +116,8 @@ std::vector<uint32_t> ConvSpec::values() const {
             has_bias ? 1u : 0u,
             has_residual ? 1u : 0u,
             uint32_t(act),
-            packed_w ? 1u : 0u};
+            packed_w ? 1u : 0u,
+            direct_ob};
 }
 
 ConvSpec conv_spec(const ConvGeometry& g, int64_t m, int64_t oh, int64_t ow, int64_t pad_top,

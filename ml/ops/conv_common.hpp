@@ -47,6 +47,7 @@ struct ConvSpec {
     bool has_bias, has_residual;
     ActivationKind act;
     bool packed_w = false; // weights re-packed tap-major (conv/pack_taps.comp) for the tensor cores
+    uint32_t direct_ob = 1; // conv/direct.comp: output channels per invocation (group 1)
     std::vector<uint32_t> values() const;
 };
 // Whether the tensor-core implicit GEMM walks K tap by tap for this geometry (mirrors TAP_MAJOR in

@@ -78,6 +78,7 @@ private:
     std::array<int64_t, 4> pads_{};
     bool has_bias_ = false, has_residual_ = false;
     bool gemm_form_ = false; // recorded as the 1x1 GEMM (weights first)
+    uint64_t direct_invocations_ = 0; // Direct: invocations (output channels blocked by up to 8)
     const gpu::Pipeline* pipeline_ = nullptr;
     const gpu::Pipeline* pack_pipeline_ = nullptr; // TensorCore: weights re-packed tap-major
     std::array<uint32_t, 3> groups_{};
