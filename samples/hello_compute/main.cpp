@@ -1,11 +1,18 @@
 // hello_compute: the smallest complete vkml program. Creates a device, puts two tensors on it,
 // records one compute dispatch into a command buffer, and reads the result back.
 #include <cstdio>
+#include <string_view>
 #include <vector>
 
 #include "vkml/vkml.hpp"
 
-int main() try {
+int main(int argc, char** argv) try {
+    if (argc > 1) { // no options: --help says what it does
+        const bool help = std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h";
+        std::fprintf(help ? stdout : stderr, "usage: hello_compute\n  Runs one compute shader (y = a * x + y) "
+                                             "through vkml's Vulkan core and checks the result.\n");
+        return help ? 0 : 2;
+    }
     using namespace vkml::gpu;
     auto device = Device::create(); // best GPU; VKML_DEVICE picks another
 

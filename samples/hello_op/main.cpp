@@ -5,12 +5,19 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <string_view>
 #include <vector>
 
 #include "vkml/ops/conv.hpp"
 #include "vkml/vkml.hpp"
 
-int main() try {
+int main(int argc, char** argv) try {
+    if (argc > 1) { // no options: --help says what it does
+        const bool help = std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h";
+        std::fprintf(help ? stdout : stderr, "usage: hello_op\n  Creates one Conv operator, records it into a "
+                                             "command buffer and checks it against the CPU.\n");
+        return help ? 0 : 2;
+    }
     using namespace vkml;
     auto device = gpu::Device::create();
     const gpu::DType dtype = device->caps().storage16 ? gpu::DType::f16 : gpu::DType::f32;

@@ -10,15 +10,18 @@ namespace vkml::tool {
 
 int bench_main(Args args) {
     if (!args.empty() && args[0] == "model") return bench_model_main(args.subspan(1));
-    if (args.empty() || args[0] != "ops") {
-        std::fprintf(stderr, "usage: vkml bench ops [--large] [--filter TEXT] [--runs N] [--peak-tflops X] [--json FILE]\n"
-                             "       vkml bench model MODEL [--size WxH] [--fp32] [--runs N] [--json FILE]\n"
+    const bool help = !args.empty() && (args[0] == "--help" || args[0] == "-h" ||
+                                        (args[0] == "ops" && args.size() > 1 && (args[1] == "--help" || args[1] == "-h")));
+    if (help || args.empty() || args[0] != "ops") {
+        std::fprintf(help ? stdout : stderr, "usage: vkml bench ops [--large] [--filter TEXT] [--runs N] [--peak-tflops X] [--json FILE]\n"
+                             "       vkml bench model MODEL [--size WxH] [--fp32] [--runs N] [--json FILE] [--profile]\n"
                              "  --large          the real sizes (960x540 feature maps) instead of the small ones\n"
                              "  --filter TEXT    only cases whose name contains TEXT\n"
                              "  --runs N         timed records per case (median reported; default 25)\n"
                              "  --peak-tflops X  the device's compute peak, for the roofline share of compute-bound ops\n"
-                             "  --json FILE      also write the results to FILE as JSON\n");
-        return 2;
+                             "  --json FILE      also write the results to FILE as JSON\n"
+                             "  --profile        (model) also the GPU time of every step\n");
+        return help ? 0 : 2;
     }
     bench::OpBenchOptions opt;
     for (size_t i = 1; i < args.size(); ++i) {

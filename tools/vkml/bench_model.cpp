@@ -57,9 +57,13 @@ double median(std::vector<double> v) {
 } // namespace
 
 int bench_model_main(Args args) {
-    if (args.empty()) {
-        std::fprintf(stderr, "usage: vkml bench model MODEL [--size WxH] [--fp32] [--runs N] [--json FILE] [--profile]\n");
-        return 2;
+    const bool help = !args.empty() && (args[0] == "--help" || args[0] == "-h");
+    if (args.empty() || help) {
+        std::fprintf(help ? stdout : stderr,
+                     "usage: vkml bench model MODEL [--size WxH] [--fp32] [--runs N] [--json FILE] [--profile]\n"
+                     "  Times one whole model (ONNX, TF.js or Anime4K) on the GPU: median of --runs, TFLOP/s,\n"
+                     "  memory; --profile adds the GPU time of every step.\n");
+        return help ? 0 : 2;
     }
     const std::string path(args[0]);
     int width = 960, height = 540, runs = 20;

@@ -184,6 +184,11 @@ int info_main(Args args) {
     for (std::string_view a : args) {
         if (a == "--json") {
             json = true;
+        } else if (a == "--help" || a == "-h") {
+            std::printf("usage: vkml info [--json]\n"
+                        "  Lists the Vulkan devices with their queues, fp16/int8/subgroup/cooperative-matrix\n"
+                        "  support and memory heaps; --json prints the same as JSON.\n");
+            return 0;
         } else {
             std::fprintf(stderr, "vkml info: unknown option '%.*s' (try --json)\n", int(a.size()), a.data());
             return 2;

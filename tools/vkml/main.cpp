@@ -18,7 +18,8 @@ void usage(FILE* out) {
                  "  info [--json]       list Vulkan devices, queues, capabilities and memory\n"
                  "  selftest            run compute dispatches on the selected device and check them\n"
                  "  ops [--markdown]    list the supported operators with their dtypes and limits\n"
-                 "  bench ops [...]     time each operator on the GPU (vkml bench for options)\n"
+                 "  bench ops [...]     time each operator on the GPU (vkml bench --help)\n"
+                 "  bench model MODEL   time a whole model on the GPU (vkml bench model --help)\n"
                  "  run MODEL [...]     run a model on image or .npy inputs (vkml run --help)\n"
                  "  upscale [INPUT]     upscale a video, image or folder (vkml upscale --help)\n"
                  "  detect INPUT... [...] detect objects in images, folders, videos (vkml detect --help)\n"
@@ -30,6 +31,9 @@ void usage(FILE* out) {
                  "  VKML_VALIDATION=1   enable the Khronos validation layer (synchronization too)\n"
                  "  VKML_CACHE_DIR=DIR  where the pipeline cache lives (default ~/.cache/vkml)\n"
                  "  VKML_MEMORY_LIMIT=N cap vkml's device memory (bytes, or with K/M/G)\n"
+                 "  VKML_MODELS=DIR     the model packages (default ~/.cache/vkml/models)\n"
+                 "  VKML_DISABLE_COOPMAT=1  no cooperative matrices (tensor cores): the scalar kernels\n"
+                 "  VKML_COOP_TILE=T, VKML_COOP_MIN_ROWS=N, VKML_DIRECT_OB=N  convolution tuning\n"
                  "  VKML_WAIT_TIMEOUT=S seconds without GPU progress before a wait gives up (default\n"
                  "                      600; 0: no limit)\n",
                  VKML_VERSION_STRING);

@@ -11,6 +11,10 @@ int ops_main(Args args) {
     for (std::string_view a : args) {
         if (a == "--markdown") {
             markdown = true;
+        } else if (a == "--help" || a == "-h") {
+            std::printf("usage: vkml ops [--markdown]\n"
+                        "  Lists the supported operators, their dtypes and limits (--markdown: docs/ops.md).\n");
+            return 0;
         } else {
             std::fprintf(stderr, "vkml ops: unknown option '%.*s' (try --markdown)\n", int(a.size()), a.data());
             return 2;

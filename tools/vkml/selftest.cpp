@@ -73,6 +73,12 @@ Check run_axpy(gpu::Device& device, gpu::DType dtype, uint32_t n) {
 } // namespace
 
 int selftest_main(Args args) {
+    if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
+        std::printf("usage: vkml selftest\n"
+                    "  Runs compute dispatches in f32 and f16 storage on the selected device (VKML_DEVICE)\n"
+                    "  and checks every element.\n");
+        return 0;
+    }
     if (!args.empty()) {
         std::fprintf(stderr, "vkml selftest: takes no options (select a device with VKML_DEVICE)\n");
         return 2;
