@@ -76,6 +76,18 @@ double wait_timeout_from(double configured) {
     return v;
 }
 
+// VKML_MEMORY_LIMIT: a positive size ("512M", "2G", "1048576"); anything else is an error, not a
+// silently ignored limit.
+uint64_t memory_limit_from_env() {
+    const std::string text = env_string("VKML_MEMORY_LIMIT");
+    if (text.empty()) return 0;
+    const uint64_t v = detail::parse_byte_size(text);
+    if (v == 0)
+        throw Error(ErrorCode::InvalidArgument,
+                    "VKML_MEMORY_LIMIT='" + text + "' is not a positive size (e.g. 512M, 2G or a number of bytes)");
+    return v;
+}
+
 void default_message(const Message& m) {
     if (m.severity == Severity::Info) return;
     std::fprintf(stderr, "vkml %s [%.*s]: %.*s\n", m.severity == Severity::Error ? "error" : "warning",
@@ -381,7 +393,7 @@ struct Device::Impl {
 
     void finish_setup(Device& d) {
         uint64_t limit = desc.memory_limit;
-        if (!limit) limit = detail::parse_byte_size(env_string("VKML_MEMORY_LIMIT"));
+        if (!limit) limit = memory_limit_from_env();
         wait_timeout_s = wait_timeout_from(desc.wait_timeout);
         allocator = std::make_unique<MemoryAllocator>(d, limit);
         std::filesystem::path dir;

@@ -154,6 +154,29 @@ TEST_F(GpuTest, CommandStreamSubmitsPiecesInOrder) {
     EXPECT_EQ(got, 7u);
 }
 
+// VKML_MEMORY_LIMIT takes a positive size; "lots", "0" or "-5M" are errors naming it, not ignored.
+TEST(MemoryLimit, ComesFromTheEnvironmentAndIsChecked) {
+    const char* old = std::getenv("VKML_MEMORY_LIMIT");
+    const std::string saved = old ? old : "";
+    ::setenv("VKML_MEMORY_LIMIT", "512M", 1);
+    EXPECT_NO_THROW(gpu::Device::create(device_desc()));
+    for (const char* bad : {"lots", "0", "-5M", "12Q"}) {
+        ::setenv("VKML_MEMORY_LIMIT", bad, 1);
+        try {
+            gpu::Device::create(device_desc());
+            ADD_FAILURE() << "VKML_MEMORY_LIMIT=" << bad << " was accepted";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+            EXPECT_NE(std::string(e.what()).find("VKML_MEMORY_LIMIT"), std::string::npos) << e.what();
+        }
+    }
+    if (old)
+        ::setenv("VKML_MEMORY_LIMIT", saved.c_str(), 1);
+    else
+        ::unsetenv("VKML_MEMORY_LIMIT");
+    for (const std::string& m : take_validation_messages()) ADD_FAILURE() << "validation: " << m;
+}
+
 // VKML_WAIT_TIMEOUT sets the no-progress limit (0: none); anything else is an error, not ignored.
 TEST(WaitTimeout, ComesFromTheEnvironmentAndIsChecked) {
     const char* old = std::getenv("VKML_WAIT_TIMEOUT");
