@@ -2,6 +2,30 @@
 
 namespace vkml {
 
+std::string printable(std::string_view text) {
+    static const char hex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(text.size());
+    auto escape = [&](unsigned char c) {
+        out += "\\x";
+        out += hex[c >> 4];
+        out += hex[c & 15];
+    };
+    for (size_t i = 0; i < text.size(); ++i) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+            escape(c);
+        } else if (c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+                   static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
+            escape(c); // a C1 control in UTF-8 (U+009B is a CSI on many terminals)
+            escape(static_cast<unsigned char>(text[++i]));
+        } else {
+            out += char(c);
+        }
+    }
+    return out;
+}
+
 const char* error_code_name(ErrorCode code) {
     switch (code) {
     case ErrorCode::Generic:

@@ -45,7 +45,7 @@ std::string timing_table(const std::vector<TimingRecord>& records) {
     size_t width = 5; // "total"
     for (const auto& r : records) {
         total += r.duration_us;
-        width = std::max(width, r.name.size());
+        width = std::max(width, printable(r.name).size());
     }
     // Names are padded by hand so that no name is too long for the numeric columns' buffer.
     auto row = [&](const std::string& name, const char* numbers) {
@@ -59,7 +59,7 @@ std::string timing_table(const std::vector<TimingRecord>& records) {
         std::snprintf(cols, sizeof cols, "  %-8s  %10.3f  %10.3f  %5.1f%%\n", queue_role_name(r.queue),
                       r.start_us / 1000.0, r.duration_us / 1000.0,
                       total > 0 ? 100.0 * r.duration_us / total : 0.0);
-        out += row(r.name, cols);
+        out += row(printable(r.name), cols);
     }
     std::snprintf(cols, sizeof cols, "  %-8s  %10s  %10.3f  %5.1f%%\n", "", "", total / 1000.0, 100.0);
     out += row("total", cols);

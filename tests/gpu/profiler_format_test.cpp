@@ -1,5 +1,7 @@
 #include "vkml/gpu/profiler.hpp"
 
+#include "vkml/error.hpp"
+
 #include <gtest/gtest.h>
 
 #include "json_check.hpp"
@@ -22,6 +24,20 @@ using vkml::test::Json;
 using vkml::test::JsonParser;
 
 namespace {
+
+// Names from a model file (a layer called "\x1b[2J...") are printed escaped, never as terminal
+// control sequences: in errors and in the profile table.
+TEST(Printable, EscapesTerminalControls) {
+    EXPECT_EQ(vkml::printable("plain name/é"), "plain name/é");
+    EXPECT_EQ(vkml::printable("a\x1b[2Jb"), "a\\x1b[2Jb");
+    EXPECT_EQ(vkml::printable(std::string("x\0y", 3)), "x\\x00y");
+    EXPECT_EQ(vkml::printable("del\x7f, csi \xc2\x9b, line\nnext\ttab"), "del\\x7f, csi \\xc2\\x9b, line\nnext\ttab");
+    const vkml::Error e(vkml::ErrorCode::InvalidArgument, "node '\x1b]0;owned\x07' is bad");
+    EXPECT_EQ(std::string(e.what()), "node '\\x1b]0;owned\\x07' is bad");
+    const std::string table = timing_table({TimingRecord{"conv\x1b[31m", QueueRole::Compute, 0.0, 1.0}});
+    EXPECT_EQ(table.find('\x1b'), std::string::npos) << table;
+    EXPECT_NE(table.find("conv\\x1b[31m"), std::string::npos) << table;
+}
 
 std::vector<std::string> split_lines(const std::string& text) {
     std::vector<std::string> lines;

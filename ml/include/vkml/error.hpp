@@ -3,6 +3,7 @@
 // a code a program can branch on (e.g. retry with smaller tiles on OutOfDeviceMemory).
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include <vulkan/vulkan_core.h>
 
@@ -22,9 +23,14 @@ enum class ErrorCode {
 
 const char* error_code_name(ErrorCode code);
 
+// `text` with terminal control characters escaped as \xNN (C0 controls but newline and tab, DEL,
+// and the UTF-8 encoded C1 controls U+0080..U+009F): names read from a model or a file can then be
+// printed without rewriting the user's terminal. Every Error message goes through it.
+std::string printable(std::string_view text);
+
 class Error : public std::runtime_error {
 public:
-    Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
+    Error(ErrorCode code, const std::string& message) : std::runtime_error(printable(message)), code_(code) {}
     explicit Error(const std::string& message) : Error(ErrorCode::Generic, message) {}
     ErrorCode code() const noexcept { return code_; }
 
