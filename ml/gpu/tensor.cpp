@@ -54,8 +54,11 @@ Shape::Shape(std::span<const int64_t> dims) {
 }
 
 int64_t Shape::elements() const {
+    // Checked: a model's huge Resize scales or pads must be an error, not a wrapped product.
     int64_t n = 1;
-    for (size_t i = 0; i < rank_; ++i) n *= dims_[i];
+    for (size_t i = 0; i < rank_; ++i)
+        if (__builtin_mul_overflow(n, dims_[i], &n))
+            throw Error(ErrorCode::InvalidArgument, "shape " + str() + " has more elements than 64 bits can count");
     return n;
 }
 

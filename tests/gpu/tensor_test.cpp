@@ -92,3 +92,19 @@ TEST_F(GpuTest, BadViewsAndShapesAreClearErrors) {
 
 } // namespace
 } // namespace vkml::test
+
+namespace vkml::test {
+// Element counts are checked: a product past 64 bits (a model's huge Resize scales or pads) is an
+// error naming the shape, not a wrapped count (UBSan saw the signed overflow).
+TEST(ShapeElements, OverflowIsAnErrorNamingTheShape) {
+    EXPECT_EQ((gpu::Shape{3, 5, 7}).elements(), 105);
+    EXPECT_EQ((gpu::Shape{int64_t(1) << 31, int64_t(1) << 31}).elements(), int64_t(1) << 62);
+    try {
+        (void)(gpu::Shape{int64_t(1) << 32, int64_t(1) << 32}).elements();
+        ADD_FAILURE() << "a 2^64-element shape was counted";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+        EXPECT_NE(std::string(e.what()).find("[4294967296, 4294967296]"), std::string::npos) << e.what();
+    }
+}
+} // namespace vkml::test
