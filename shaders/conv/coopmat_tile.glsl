@@ -56,7 +56,7 @@ shared uvec4 cm_sh_b[BK * CM_B_ROW];
 uvec4 cm_ra[CM_A_UNITS];
 uvec4 cm_rb[CM_B_UNITS];
 
-uint cm_bits(sfloat v) { return uint(float16BitsToUint16(v)); }
+#include "conv/halves.glsl"
 
 // Global -> registers: the K slice starting at k0 of the tile whose rows start at i0.
 void cm_fetch(uint i0, uint k0) {
@@ -69,8 +69,8 @@ void cm_fetch(uint i0, uint k0) {
         } else {
             uint h[8];
             [[unroll]] for (uint e = 0; e < 8; ++e)
-                h[e] = i < TILE_M && k + e < TILE_K ? cm_bits(tile_load_a(i, k + e)) : 0u;
-            cm_ra[q] = uvec4(h[0] | (h[1] << 16), h[2] | (h[3] << 16), h[4] | (h[5] << 16), h[6] | (h[7] << 16));
+                h[e] = i < TILE_M && k + e < TILE_K ? half_bits(tile_load_a(i, k + e)) : 0u;
+            cm_ra[q] = pack8(h);
         }
     }
     const uint kr = tid / CM_B_GROUPS;

@@ -82,10 +82,7 @@ layout(std430, set = 0, binding = 1) readonly buffer B8 { uvec4 data[]; } b8;
 layout(std430, set = 0, binding = 3) readonly buffer R8 { uvec4 data[]; } r8;
 layout(std430, set = 0, binding = 4) writeonly buffer Y8 { uvec4 data[]; } y8;
 
-uint bits16(sfloat v) { return uint(float16BitsToUint16(v)); }
-uvec4 pack8(uint h[8]) {
-    return uvec4(h[0] | (h[1] << 16), h[2] | (h[3] << 16), h[4] | (h[5] << 16), h[6] | (h[7] << 16));
-}
+#include "conv/halves.glsl"
 
 // Rows of A (and of B) are 16-byte aligned when they are contiguous and every stride to a row
 // start is a multiple of 8 elements.
@@ -102,7 +99,7 @@ uvec4 tile_load_b8(uint k) {
     if (B_VEC) return col_j < TILE_N ? b8.data[(b_base + k * B_SK + col_j) / 8] : uvec4(0);
     uint h[8];
     [[unroll]] for (uint e = 0; e < 8; ++e)
-        h[e] = col_j + e < TILE_N ? bits16(b.data[b_base + k * B_SK + (col_j + e) * B_SJ]) : 0u;
+        h[e] = col_j + e < TILE_N ? half_bits(b.data[b_base + k * B_SK + (col_j + e) * B_SJ]) : 0u;
     return pack8(h);
 }
 
@@ -116,8 +113,8 @@ void tile_store8(uint i, uint j, vec4 lo, vec4 hi) {
     [[unroll]] for (uint e = 0; e < 8; ++e) {
         float t = p.alpha * v[e];
         if (HAS_C != 0) t += p.beta * float(c.data[i * C_SI + (j + e) * C_SJ]);
-        if (HAS_R != 0) t += float(uint16BitsToFloat16(uint16_t((rr[e / 2] >> (16 * (e % 2))) & 0xffffu)));
-        h[e] = bits16(sfloat(vkml_activate(ACT, t, p.act_alpha, p.act_beta)));
+        if (HAS_R != 0) t += unpack_half(rr, e);
+        h[e] = half_bits(sfloat(vkml_activate(ACT, t, p.act_alpha, p.act_beta)));
     }
     y8.data[o / 8] = pack8(h);
 }

@@ -5,8 +5,7 @@
 //   uint TILE_M, TILE_N, TILE_K            problem sizes (specialization constants)
 //   sfloat tile_load_a(uint i, uint k)  only called with i < TILE_M, k < TILE_K
 //   sfloat tile_load_b(uint k, uint j)  only called with k < TILE_K, j < TILE_N
-//   void tile_b_column(uint j)          the cooperative-matrix tile: this invocation's B column
-//   sfloat tile_load_b_col(uint k)      ... and its element k (k < TILE_K; 0 past TILE_N)
+//   (the tensor-core tile needs more: see conv/coopmat_tile.glsl)
 //   void tile_store(uint i, uint j, float acc)
 // (a batched includer keeps the current batch in globals), and calls tile_compute(i0, j0) for
 // each BM x BN tile its workgroup of TILE_THREADS_X x TILE_THREADS_Y invocations owns.

@@ -31,11 +31,7 @@ layout(constant_id = 19) const uint PACKED_W = 0; // weights re-packed tap-major
 // (Conditions are folded as integers: glslang emits && and || of specialization constants as
 // run-time branches, which a later specialization-constant expression cannot use.)
 const uint TAP_MAJOR_MISS = (OW % 8) | (SW - 1) | (DW - 1) | (W % 8) | (C % 32);
-#else
-const uint TAP_MAJOR_MISS = 1;
-#endif
 const bool TAP_MAJOR = TAP_MAJOR_MISS == 0;
-#if VKML_TILE_COOPMAT
 sfloat tile_load_a(uint m, uint k) {
     if (TAP_MAJOR && PACKED_W == 0) return w.data[m * TILE_K + (k % C) * (KH * KW) + k / C];
     return w.data[m * TILE_K + k];
@@ -85,10 +81,7 @@ void tile_b_column(uint j) {
     col_iw = int(ow * SW) - int(PL);
 }
 
-uint half_bits(sfloat v) { return uint(float16BitsToUint16(v)); }
-uvec4 pack8(uint h[8]) {
-    return uvec4(h[0] | (h[1] << 16), h[2] | (h[3] << 16), h[4] | (h[5] << 16), h[6] | (h[7] << 16));
-}
+#include "conv/halves.glsl"
 
 // Halves s .. s + 7 of the 16 in lo, hi. s is the same for a whole slice of an invocation.
 uvec4 shift_halves(uvec4 lo, uvec4 hi, uint s) {
@@ -181,7 +174,7 @@ void tile_store8(uint m, uint j, vec4 lo, vec4 hi) {
     uint h[8];
     [[unroll]] for (uint e = 0; e < 8; ++e) {
         float a = v[e] + b;
-        if (HAS_RES != 0) a += float(uint16BitsToFloat16(uint16_t((r[e / 2] >> (16 * (e % 2))) & 0xffffu)));
+        if (HAS_RES != 0) a += unpack_half(r, e);
         h[e] = half_bits(sfloat(vkml_activate(ACT, a, p.act_alpha, p.act_beta)));
     }
     y8.data[o / 8] = pack8(h);
