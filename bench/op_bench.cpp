@@ -5,6 +5,7 @@
 #include <random>
 
 #include "json_out.hpp"
+#include "warm_up.hpp"
 #include "vkml/vkml.hpp"
 
 namespace vkml::bench {
@@ -91,22 +92,8 @@ int run_op_bench(gpu::Device& device, const OpBenchOptions& options) {
             if (op->scratch_bytes())
                 scratch = std::make_unique<gpu::Buffer>(device, gpu::BufferDesc{.size = op->scratch_bytes()});
             const gpu::BufferRange scratch_range = scratch ? scratch->range() : gpu::BufferRange{};
-            // One probe record sets the warm-up to about 0.2 s of GPU work, so the timed records run
-            // at working clocks: after 3 warm-ups a short case was timed at idle clocks (an H100:
-            // DepthToSpace 342 instead of 61 us, a 1x1 conv 427 instead of 141).
-            double probe_us = 0;
-            {
-                gpu::Profiler probe(device, 2);
-                device.run_now(gpu::QueueRole::Compute, [&](gpu::CommandBuffer& cmd) {
-                    probe.reset(cmd);
-                    probe.begin(cmd, "probe");
-                    op->record(cmd, in, out, scratch_range);
-                    probe.end(cmd);
-                });
-                const auto r = probe.results();
-                if (!r.empty()) probe_us = r[0].duration_us;
-            }
-            const int warm_up = int(std::clamp(2e5 / std::max(probe_us, 1.0), 3.0, 4000.0));
+            const int warm_up = warm_up_records(
+                device, [&](gpu::CommandBuffer& cmd) { op->record(cmd, in, out, scratch_range); }, 0.2, 4000);
             gpu::Profiler profiler(device, uint32_t(options.runs + 4));
             device.run_now(gpu::QueueRole::Compute, [&](gpu::CommandBuffer& cmd) {
                 profiler.reset(cmd);

@@ -182,7 +182,7 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
         conv->pack_pipeline_ = &device.pipeline({.shader = detail::shader_for(device, op, "conv_pack_taps", desc.input.dtype),
                                                  .bindings = 2,
                                                  .specialization = {spec.m, spec.c, spec.kh * spec.kw}});
-        conv->scratch_bytes_ = (uint64_t(m) * g.c * g.kh * g.kw * gpu::dtype_size(desc.input.dtype) + 15) / 16 * 16;
+        conv->scratch_bytes_ = uint64_t(desc.weight.shape.elements()) * gpu::dtype_size(desc.weight.dtype);
     }
     const bool tiled = kernel == ConvKernel::ImplicitGemm || coop;
     // The direct kernel computes up to 8 output channels per invocation at group 1 (each input
@@ -202,11 +202,10 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
                       : tiled ? detail::conv::tile_workgroup
                               : std::array<uint32_t, 3>{64, 1, 1},
          .specialization = spec.values()});
-    if (coop)
-        conv->groups_ = detail::conv::tile_groups(device, op, uint64_t(m), uint64_t(g.n) * oh * ow, 1, coop->rows,
-                                                  coop->cols);
-    else if (tiled)
-        conv->groups_ = detail::conv::tile_groups(device, op, uint64_t(m), uint64_t(g.n) * oh * ow, 1);
+    if (tiled)
+        conv->groups_ = detail::conv::tile_groups(device, op, uint64_t(m), uint64_t(g.n) * oh * ow, 1,
+                                                  coop ? coop->rows : detail::conv::tile_rows,
+                                                  coop ? coop->cols : detail::conv::tile_cols);
     conv->push_ = {desc.activation.alpha, desc.activation.beta, 0.f, 0.f};
     return conv;
 }

@@ -102,13 +102,11 @@ void dispatch(gpu::CommandBuffer& cmd, const gpu::Pipeline& pipeline,
 
 void dispatch_vec(gpu::CommandBuffer& cmd, const gpu::Pipeline& scalar, const gpu::Pipeline* vec4,
                   std::span<const gpu::BufferRange> buffers, const void* push, uint32_t push_bytes, uint32_t n) {
-    if (n == 0) return;
     bool aligned = vec4 != nullptr;
     for (const gpu::BufferRange& b : buffers) aligned = aligned && b.offset % 16 == 0;
-    if (aligned)
-        cmd.dispatch(*vec4, buffers, push, push_bytes, cmd.groups_for(*vec4, (uint64_t(n) + 3) / 4));
-    else
-        cmd.dispatch(scalar, buffers, push, push_bytes, cmd.groups_for(scalar, n));
+    if (!aligned) return dispatch(cmd, scalar, buffers, push, push_bytes, n);
+    if (n == 0) return;
+    cmd.dispatch(*vec4, buffers, push, push_bytes, cmd.groups_for(*vec4, (uint64_t(n) + 3) / 4));
 }
 
 } // namespace vkml::ops::detail::elementwise

@@ -73,11 +73,11 @@ const gpu::Pipeline& pipeline(gpu::Device& device, gpu::ShaderId shader, uint32_
                               uint32_t push_bytes, std::vector<uint32_t> specialization);
 
 // Dispatches one invocation per element; nothing for empty tensors.
-// The four-elements-per-invocation pipeline (VEC = 4) when `vec4` is set and every buffer starts on
-// 16 bytes, else the scalar one; dispatched over n elements.
-void dispatch_vec(gpu::CommandBuffer& cmd, const gpu::Pipeline& scalar, const gpu::Pipeline* vec4,
-                  std::span<const gpu::BufferRange> buffers, const void* push, uint32_t push_bytes, uint32_t n);
 void dispatch(gpu::CommandBuffer& cmd, const gpu::Pipeline& pipeline,
               std::span<const gpu::BufferRange> buffers, const void* push, uint32_t push_bytes, uint32_t n);
+// The same with the four-elements-per-invocation pipeline (VEC = 4) when `vec4` is set and every
+// buffer starts on 16 bytes, else with the scalar one.
+void dispatch_vec(gpu::CommandBuffer& cmd, const gpu::Pipeline& scalar, const gpu::Pipeline* vec4,
+                  std::span<const gpu::BufferRange> buffers, const void* push, uint32_t push_bytes, uint32_t n);
 
 } // namespace vkml::ops::detail::elementwise

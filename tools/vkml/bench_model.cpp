@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../../bench/json_out.hpp"
+#include "../../bench/warm_up.hpp"
 #include "commands.hpp"
 #include "vkml/graph/session.hpp"
 #include "vkml/import/model.hpp"
@@ -118,21 +119,8 @@ int bench_model_main(Args args) {
     }
     for (const TensorInfo& t : session.outputs()) outputs.emplace_back(*device, t.shape, t.storage, "bench " + t.name);
 
-    // One probe run sets the warm-up to about 0.2 s of GPU work, so the timed runs see working
-    // clocks (a few short warm-ups left small models timed at idle clocks).
-    double probe_ms = 0;
-    {
-        gpu::Profiler probe(*device, 2);
-        device->run_now(gpu::QueueRole::Compute, [&](gpu::CommandBuffer& cmd) {
-            probe.reset(cmd);
-            probe.begin(cmd, "probe");
-            session.record(cmd, {inputs, outputs});
-            probe.end(cmd);
-        });
-        const auto r = probe.results();
-        if (!r.empty()) probe_ms = r[0].duration_us / 1000.0;
-    }
-    const int warm_up = int(std::clamp(200.0 / std::max(probe_ms, 1e-3), 3.0, 400.0));
+    const int warm_up = bench::warm_up_records(
+        *device, [&](gpu::CommandBuffer& cmd) { session.record(cmd, {inputs, outputs}); }, 0.2, 400);
     gpu::Profiler profiler(*device, uint32_t(runs + 2));
     device->run_now(gpu::QueueRole::Compute, [&](gpu::CommandBuffer& cmd) {
         profiler.reset(cmd);
