@@ -2,7 +2,9 @@
 // whole BatchNorm), the main cost of small convolutional networks on a GPU.
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "vkml/gpu/half.hpp"
 #include "vkml/graph/passes.hpp"
@@ -363,14 +365,160 @@ size_t fuse_activations(Graph& g) {
     return fused;
 }
 
+// Common subexpressions: a node with the op, domain, inputs and attributes of an earlier node
+// computes the same values, so its readers read the earlier node's outputs instead (Anime4K's
+// importer builds every layer's CReLU once per reader; exporters repeat Shape chains). Nodes
+// whose outputs are graph outputs stay, as do nodes that draw random numbers.
+size_t dedupe(Graph& g) {
+    size_t merged = 0;
+    const Uses uses(g);
+    std::vector<char> dead(g.nodes().size(), 0);
+    std::vector<ValueId> same(g.value_count());
+    for (ValueId v = 0; v < same.size(); ++v) same[v] = v;
+    std::map<std::tuple<std::string, std::string, std::vector<ValueId>>, std::vector<size_t>> seen;
+    auto attributes_equal = [](const Node& a, const Node& b) {
+        auto skip = [](const auto& kv) { return kv.first == "vkml_fused"; };
+        auto ia = a.attributes.begin(), ib = b.attributes.begin();
+        while (true) {
+            while (ia != a.attributes.end() && skip(*ia)) ++ia;
+            while (ib != b.attributes.end() && skip(*ib)) ++ib;
+            if (ia == a.attributes.end() || ib == b.attributes.end())
+                return ia == a.attributes.end() && ib == b.attributes.end();
+            if (ia->first != ib->first || !(ia->second == ib->second)) return false;
+            ++ia, ++ib;
+        }
+    };
+    for (size_t i = 0; i < g.nodes().size(); ++i) {
+        Node& n = g.nodes()[i];
+        for (ValueId& v : n.inputs)
+            if (v != no_value) v = same[v];
+        if (n.op_type.rfind("Random", 0) == 0 || n.op_type == "Multinomial" || n.op_type == "Bernoulli" ||
+            n.op_type == "Dropout" || n.outputs.empty())
+            continue;
+        bool output = false;
+        for (ValueId v : n.outputs) output |= v != no_value && uses.is_output(v);
+        auto& list = seen[{n.domain, n.op_type, n.inputs}];
+        const Node* twin = nullptr;
+        for (size_t j : list) {
+            const Node& o = g.nodes()[j];
+            if (o.outputs.size() == n.outputs.size() && attributes_equal(o, n)) twin = &o;
+            if (twin) break;
+        }
+        if (!twin || output) {
+            list.push_back(i);
+            continue;
+        }
+        bool usable = true; // an output this node has and the twin dropped cannot be redirected
+        for (size_t k = 0; k < n.outputs.size(); ++k)
+            usable &= n.outputs[k] == no_value || twin->outputs[k] != no_value;
+        if (!usable) {
+            list.push_back(i);
+            continue;
+        }
+        for (size_t k = 0; k < n.outputs.size(); ++k)
+            if (n.outputs[k] != no_value) same[n.outputs[k]] = twin->outputs[k];
+        dead[i] = 1;
+        ++merged;
+    }
+    if (merged) compact(g, dead);
+    return merged;
+}
+
+// Convolutions of one input whose outputs are concatenated along the channels, in order and by
+// nothing else (Anime4K's three output heads before the pixel shuffle): one Conv with the weights
+// and biases stacked computes the concatenation, reading the input once and with no Concat pass.
+size_t merge_sibling_convs(Graph& g) {
+    size_t merged = 0;
+    const Uses uses(g);
+    const auto prod = producers(g);
+    std::vector<char> dead(g.nodes().size(), 0);
+    for (size_t i = 0; i < g.nodes().size(); ++i) {
+        const Node& cat = g.nodes()[i];
+        if (cat.op_type != "Concat" || !cat.domain.empty() || cat.inputs.size() < 2) continue;
+        const Value& out = g.value(cat.outputs.at(0));
+        if (!out.shape || out.shape->rank() < 3 || !is_float(out.dtype)) continue;
+        const int64_t rank = static_cast<int64_t>(out.shape->rank());
+        int64_t axis = cat.get_int("axis", 0);
+        if (axis < 0) axis += rank;
+        if (axis != 1) continue;
+        std::vector<size_t> convs;
+        std::set<size_t> distinct;
+        for (ValueId v : cat.inputs) {
+            if (v == no_value || prod[v] < 0 || !uses.single(v)) break;
+            const size_t ci = static_cast<size_t>(prod[v]);
+            const Node& c = g.nodes()[ci];
+            if (dead[ci] || c.op_type != "Conv" || !c.domain.empty() || c.has("vkml_residual") ||
+                c.get_int("group", 1) != 1 || c.inputs.size() < 2 || c.outputs.size() != 1)
+                break;
+            convs.push_back(ci);
+            distinct.insert(ci);
+        }
+        if (convs.size() != cat.inputs.size() || distinct.size() != convs.size()) continue;
+        const Node& first = g.nodes()[convs[0]];
+        std::vector<const TensorData*> ws, bs;
+        bool ok = true;
+        for (size_t ci : convs) {
+            const Node& c = g.nodes()[ci];
+            auto attrs = c.attributes, attrs0 = first.attributes;
+            attrs.erase("vkml_fused");
+            attrs0.erase("vkml_fused");
+            const TensorData* w = constant_of(g, c.inputs[1]);
+            const bool has_b = c.inputs.size() > 2 && c.inputs[2] != no_value;
+            const TensorData* b = has_b ? constant_of(g, c.inputs[2]) : nullptr;
+            ok &= c.inputs[0] == first.inputs[0] && attrs == attrs0 && w && is_float(w->dtype()) &&
+                  w->dims().size() >= 3 && (!has_b || b);
+            if (!ok) break;
+            const TensorData* w0 = constant_of(g, first.inputs[1]);
+            ok &= w0 && w->dtype() == w0->dtype() &&
+                  std::equal(w->dims().begin() + 1, w->dims().end(), w0->dims().begin() + 1, w0->dims().end());
+            ws.push_back(w);
+            bs.push_back(b);
+        }
+        if (!ok) continue;
+        std::vector<double> nw, nb;
+        int64_t m = 0;
+        for (size_t k = 0; k < ws.size(); ++k) {
+            const auto wv = ws[k]->to_floats();
+            nw.insert(nw.end(), wv.begin(), wv.end());
+            const int64_t mk = ws[k]->dims()[0];
+            const auto bv = bs[k] ? bs[k]->to_floats() : std::vector<float>(static_cast<size_t>(mk), 0.f);
+            if (static_cast<int64_t>(bv.size()) != mk) ok = false;
+            nb.insert(nb.end(), bv.begin(), bv.end());
+            m += mk;
+        }
+        if (!ok) continue;
+        std::vector<int64_t> dims = ws[0]->dims();
+        dims[0] = m;
+        const DType wt = ws[0]->dtype();
+        const ValueId wid = g.add_constant(g.unique_name(first.name + "/merged_weight"), same_dtype(wt, dims, nw));
+        const ValueId bid = g.add_constant(g.unique_name(first.name + "/merged_bias"), same_dtype(wt, {m}, nb));
+        Node& c0 = g.nodes()[convs[0]];
+        c0.inputs.resize(3, no_value);
+        c0.inputs[1] = wid;
+        c0.inputs[2] = bid;
+        c0.outputs[0] = g.nodes()[i].outputs[0];
+        for (size_t k = 1; k < convs.size(); ++k) {
+            note_fused(c0, g.nodes()[convs[k]]);
+            dead[convs[k]] = 1;
+        }
+        note_fused(c0, g.nodes()[i]);
+        dead[i] = 1;
+        ++merged;
+    }
+    if (merged) compact(g, dead);
+    return merged;
+}
+
 } // namespace
 
 FusionReport fuse(Graph& graph, const FusionOptions& options) {
     FusionReport r;
+    if (options.dedupe) r.dedupe = dedupe(graph);
     if (options.conv_batchnorm) r.conv_batchnorm = fuse_conv_batchnorm(graph);
     if (options.pad_into_conv) r.pad_into_conv = fuse_pad_into_conv(graph);
     if (options.residual) r.residual = fuse_residual(graph);
     if (options.activation) r.activation = fuse_activations(graph);
+    if (options.sibling_convs) r.sibling_convs = merge_sibling_convs(graph);
     return r;
 }
 

@@ -65,9 +65,15 @@ struct Step {
 };
 
 struct Alloc {
-    uint64_t bytes = 0;
+    uint64_t bytes = 0; // rounded up to 16
+    uint64_t exact = 0; // the tensor's own bytes
     uint32_t first = UINT32_MAX, last = 0;
     int output = -1; // the session output it became, or -1
+    // A slice of a Concat's output written in place (concat_in_place): the allocation lives at
+    // `parent_offset` bytes into allocation `parent` (always created later, so its index is higher).
+    int64_t parent = -1;
+    uint64_t parent_offset = 0;
+    bool has_slices = false; // some allocation is a slice of this one
 };
 
 struct Constant {
@@ -196,6 +202,7 @@ struct Session::Impl {
     Ref constant_ref(ValueId v, gpu::DType dtype);
     Ref ref_as(ValueId v, gpu::DType dtype);
     Ref new_alloc(const ops::TensorDesc& d);
+    bool concat_in_place(const Node& n);
     void add_step(std::string name, std::unique_ptr<ops::Op> op, std::vector<Ref> in, std::vector<Ref> out);
     std::vector<gpu::Tensor>& ensure_io(bool inputs_side);
 };
@@ -262,7 +269,8 @@ Ref Session::Impl::new_alloc(const ops::TensorDesc& d) {
     Alloc a;
     // Rounded up to 16 bytes, as gpu::Tensor's own buffers are: vectorised kernels may read a
     // whole vec4 at the tail.
-    a.bytes = std::max<uint64_t>(align_up(uint64_t(d.shape.elements()) * gpu::dtype_size(d.dtype), 16), 16);
+    a.exact = uint64_t(d.shape.elements()) * gpu::dtype_size(d.dtype);
+    a.bytes = std::max<uint64_t>(align_up(a.exact, 16), 16);
     allocs.push_back(a);
     return Ref{Ref::Kind::Arena, static_cast<uint32_t>(allocs.size() - 1), d.shape, d.dtype};
 }
@@ -313,6 +321,7 @@ void Session::Impl::lower_all() {
         stored[v] = Ref{Ref::Kind::Input, static_cast<uint32_t>(i), inputs[i].shape, inputs[i].storage};
     }
     for (const Node& n : graph.nodes()) {
+        if (options.fuse && concat_in_place(n)) continue;
         const gpu::DType fd = float_dtype(n);
         std::vector<graph::detail::LowerInput> in;
         for (ValueId v : n.inputs) {
@@ -367,6 +376,74 @@ void Session::Impl::lower_all() {
     }
 }
 
+// A Concat whose inputs are contiguous blocks of its output (every dimension before the axis is 1)
+// costs no pass over memory: each input's allocation becomes a slice of the output's, so its
+// producer writes there directly (Anime4K's CReLUs and heads, RDN's dense blocks). Each input must
+// be a whole arena allocation of the output's storage type that is no slice yet, and every slice
+// must start at the storage-buffer offset alignment; else the Concat runs as an op.
+bool Session::Impl::concat_in_place(const Node& n) {
+    if (n.op_type != "Concat" || !n.domain.empty() || n.outputs.size() != 1 || n.inputs.size() < 2) return false;
+    const graph::Value& out = graph.value(n.outputs[0]);
+    if (!out.shape || !out.shape->is_static() || out.dtype == DType::undefined) return false;
+    const gpu::Shape shape = static_shape(graph, n.outputs[0]);
+    const auto rank = static_cast<int64_t>(shape.rank());
+    int64_t axis = n.get_int("axis", 0);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return false;
+    for (int64_t k = 0; k < axis; ++k)
+        if (shape[static_cast<size_t>(k)] != 1) return false;
+    const gpu::DType storage = out.dtype == DType::f32 || out.dtype == DType::f16 ? float_dtype(n)
+                                                                                : graph::detail::storage_of(out.dtype);
+    // Each input continues the output; a run of inputs that are, in order, all the slices of an
+    // earlier in-place Concat (Anime4K's heads concatenate every layer's CReLU parts again) moves
+    // that whole Concat output instead.
+    std::vector<uint32_t> slices;
+    std::vector<uint64_t> starts;
+    uint64_t total = 0;
+    for (size_t k = 0; k < n.inputs.size();) {
+        auto piece = [&](size_t i, uint32_t& top, uint64_t& at, uint64_t& bytes) {
+            const ValueId v = n.inputs[i];
+            if (v == graph::no_value || graph.value(v).is_constant() || !stored[v]) return false;
+            const Ref& r = *stored[v];
+            if (r.kind != Ref::Kind::Arena || r.dtype != storage) return false;
+            bytes = uint64_t(r.shape.elements()) * gpu::dtype_size(storage);
+            if (allocs[r.id].parent < 0 && bytes != allocs[r.id].exact) return false; // a view of a part
+            top = r.id;
+            at = 0;
+            while (allocs[top].parent >= 0) {
+                at += allocs[top].parent_offset;
+                top = static_cast<uint32_t>(allocs[top].parent);
+            }
+            return true;
+        };
+        uint32_t top = 0;
+        uint64_t at = 0, bytes = 0;
+        if (!piece(k++, top, at, bytes) || at != 0) return false;
+        uint64_t covered = bytes;
+        while (covered < allocs[top].exact) {
+            uint32_t t2 = 0;
+            uint64_t at2 = 0, b2 = 0;
+            if (k >= n.inputs.size() || !piece(k++, t2, at2, b2) || t2 != top || at2 != covered) return false;
+            covered += b2;
+        }
+        if (covered != allocs[top].exact || total % alignment ||
+            std::find(slices.begin(), slices.end(), top) != slices.end())
+            return false;
+        slices.push_back(top);
+        starts.push_back(total);
+        total += covered;
+    }
+    if (total != uint64_t(shape.elements()) * gpu::dtype_size(storage)) return false;
+    const Ref whole = new_alloc({shape, storage});
+    allocs[whole.id].has_slices = true;
+    for (size_t k = 0; k < slices.size(); ++k) {
+        allocs[slices[k]].parent = whole.id;
+        allocs[slices[k]].parent_offset = starts[k];
+    }
+    stored[n.outputs[0]] = whole;
+    return true;
+}
+
 // Outputs: let the producer write the caller's tensor when the value is a whole arena tensor of
 // the output's dtype that no other output claimed; else copy or convert into it at the end.
 void Session::Impl::assign_outputs() {
@@ -374,15 +451,17 @@ void Session::Impl::assign_outputs() {
         const ValueId v = graph.outputs()[j];
         const TensorInfo& info = outputs[j];
         const graph::Value& val = graph.value(v);
-        if (!val.is_constant() && stored[v] && stored[v]->kind == Ref::Kind::Arena &&
-            stored[v]->dtype == info.storage && allocs[stored[v]->id].output < 0) {
+        auto claimable = [&](const Ref& r) {
+            const Alloc& a = allocs[r.id];
+            return r.kind == Ref::Kind::Arena && a.output < 0 && a.parent < 0 && !a.has_slices;
+        };
+        if (!val.is_constant() && stored[v] && claimable(*stored[v]) && stored[v]->dtype == info.storage) {
             allocs[stored[v]->id].output = static_cast<int>(j);
             continue;
         }
         // A conversion some node already needed may be the output's dtype: write that one there.
-        if (auto it = converted.find({v, info.storage}); !val.is_constant() && it != converted.end() &&
-                                                         it->second.kind == Ref::Kind::Arena &&
-                                                         allocs[it->second.id].output < 0) {
+        if (auto it = converted.find({v, info.storage});
+            !val.is_constant() && it != converted.end() && claimable(it->second)) {
             allocs[it->second.id].output = static_cast<int>(j);
             continue;
         }
@@ -410,8 +489,13 @@ void Session::Impl::assign_outputs() {
 }
 
 void Session::Impl::plan() {
+    auto root = [&](uint32_t a) {
+        while (allocs[a].parent >= 0) a = static_cast<uint32_t>(allocs[a].parent);
+        return a;
+    };
     for (uint32_t s = 0; s < steps.size(); ++s) {
         auto touch = [&](uint32_t a) {
+            a = root(a); // a slice lives as long as the whole it is part of
             allocs[a].first = std::min(allocs[a].first, s);
             allocs[a].last = std::max(allocs[a].last, s);
         };
@@ -423,13 +507,16 @@ void Session::Impl::plan() {
     std::vector<graph::MemoryRequest> requests;
     std::vector<uint32_t> planned;
     for (uint32_t a = 0; a < allocs.size(); ++a) {
-        if (allocs[a].output >= 0 || allocs[a].first == UINT32_MAX) continue;
+        if (allocs[a].output >= 0 || allocs[a].parent >= 0 || allocs[a].first == UINT32_MAX) continue;
         requests.push_back({allocs[a].bytes, allocs[a].first, allocs[a].last});
         planned.push_back(a);
     }
     const graph::MemoryPlan p = graph::plan_memory(requests, alignment);
     offsets.assign(allocs.size(), 0);
     for (size_t k = 0; k < planned.size(); ++k) offsets[planned[k]] = p.offsets[k];
+    for (size_t a = allocs.size(); a-- > 0;) // parents come after their slices
+        if (allocs[a].parent >= 0)
+            offsets[a] = offsets[static_cast<size_t>(allocs[a].parent)] + allocs[a].parent_offset;
     memory.arena = p.arena_bytes;
     memory.peak_live = p.peak_live_bytes;
     memory.unshared = p.unshared_bytes;

@@ -247,3 +247,72 @@ TEST_F(FusionTest, EsrganSlimFusesItsActivations) {
     // The caller's graph is unchanged.
     EXPECT_EQ(graph::op_histogram(g).at("Relu"), 4);
 }
+
+TEST_F(FusionTest, RepeatedNodesAreComputedOnce) {
+    Graph g = new_graph("dedupe");
+    const ValueId x = input(g, "x", {1, 3, 5, 4});
+    // Two CReLUs of x, built the way the Anime4K importer builds one per reader.
+    auto crelu = [&](const std::string& name) {
+        const ValueId pos = node(g, "Relu", {x}, name + "/pos");
+        const ValueId neg = node(g, "Relu", {node(g, "Neg", {x}, name + "/neg_in")}, name + "/neg");
+        return node(g, "Concat", {pos, neg}, name, {{"axis", int64_t{1}}});
+    };
+    const ValueId a = crelu("a"), b = crelu("b");
+    const ValueId lrelu1 = node(g, "LeakyRelu", {x}, "l1", {{"alpha", 0.1f}});
+    const ValueId lrelu2 = node(g, "LeakyRelu", {x}, "l2", {{"alpha", 0.2f}}); // other attribute
+    g.outputs().push_back(node(g, "Add", {a, b}, "sum"));
+    g.outputs().push_back(node(g, "Sub", {lrelu1, lrelu2}, "diff"));
+    Graph f = inferred(g);
+    graph::FusionOptions only_dedupe{.conv_batchnorm = false, .pad_into_conv = false, .residual = false,
+                                     .activation = false, .sibling_convs = false};
+    EXPECT_EQ(graph::fuse(f, only_dedupe).dedupe, 4u); // b's Relu, Neg, Relu and Concat
+    const auto h = graph::op_histogram(f);
+    EXPECT_EQ(h.at("Relu"), 2) << graph::dump(f);
+    EXPECT_EQ(h.at("Neg"), 1);
+    EXPECT_EQ(h.at("Concat"), 1);
+    EXPECT_EQ(h.at("LeakyRelu"), 2);
+    EXPECT_LE(fused_vs_unfused(g), 1e-6);
+
+    // A node whose output is a graph output stays, even when an earlier node computes the same.
+    Graph g2 = new_graph("dedupe_output");
+    const ValueId y = input(g2, "y", {2, 3});
+    g2.outputs().push_back(node(g2, "Relu", {y}, "r1"));
+    g2.outputs().push_back(node(g2, "Relu", {y}, "r2"));
+    Graph f2 = inferred(g2);
+    EXPECT_EQ(graph::fuse(f2).dedupe, 0u);
+    EXPECT_EQ(graph::op_histogram(f2).at("Relu"), 2);
+}
+
+TEST_F(FusionTest, SiblingConvsOfAConcatBecomeOneConv) {
+    Graph g = new_graph("heads");
+    const ValueId x = input(g, "x", {1, 5, 7, 6});
+    // Three heads of 4, 3 and 4 channels (Anime4K's 3 x 4 before the pixel shuffle), one without
+    // a bias, concatenated on the channels.
+    const ValueId h0 = conv(g, x, 5, 4, "h0", 50), h1 = conv(g, x, 5, 3, "h1", 52, {1, 1, 1, 1}, false),
+                  h2 = conv(g, x, 5, 4, "h2", 54);
+    const ValueId cat = node(g, "Concat", {h0, h1, h2}, "cat", {{"axis", int64_t{1}}});
+    g.outputs().push_back(node(g, "DepthToSpace", {cat}, "shuffle", {{"blocksize", int64_t{1}}}));
+    Graph f = inferred(g);
+    EXPECT_EQ(graph::fuse(f).sibling_convs, 1u);
+    EXPECT_EQ(graph::op_histogram(f), (std::map<std::string, int>{{"Conv", 1}, {"DepthToSpace", 1}}))
+        << graph::dump(f);
+    EXPECT_EQ(f.value(only(f, "Conv").inputs[1]).data->dims(), (std::vector<int64_t>{11, 5, 3, 3}));
+    EXPECT_EQ(only(f, "Conv").get_strings("vkml_fused"), (std::vector<std::string>{"h1", "h2", "cat"}));
+    EXPECT_LE(fused_vs_unfused(g), 1e-5);
+
+    // What must not merge: different inputs, different attributes, a head read by something else.
+    for (int variant = 0; variant < 3; ++variant) {
+        Graph n = new_graph("heads_no");
+        const ValueId a = input(n, "a", {1, 5, 7, 6}), b = input(n, "b", {1, 5, 7, 6});
+        const ValueId c0 = conv(n, a, 5, 4, "c0", 60);
+        const ValueId c1 = conv(n, variant == 0 ? b : a, 5, 4, "c1", 62);
+        if (variant == 1) // same geometry, other attributes: explicit dilations
+            n.nodes().back().attributes.insert_or_assign("dilations", std::vector<int64_t>{1, 1});
+        n.outputs().push_back(node(n, "Concat", {c0, c1}, "cat", {{"axis", int64_t{1}}}));
+        if (variant == 2) n.outputs().push_back(c1);
+        Graph fn = inferred(n);
+        EXPECT_EQ(graph::fuse(fn).sibling_convs, 0u) << "variant " << variant;
+        EXPECT_EQ(graph::op_histogram(fn).at("Conv"), 2) << "variant " << variant;
+        EXPECT_LE(fused_vs_unfused(n), 1e-5) << "variant " << variant;
+    }
+}

@@ -9,9 +9,11 @@
 //                       constants (and Shape/Size of static shapes) are evaluated on the host in
 //                       double / int64 and become constants, so shape-computation subgraphs (a
 //                       TF.js Resize's sizes, an exported Reshape's target) disappear
-//   fuse                Conv+BatchNormalization (folded into the weights on the host), Pad into
-//                       Conv pads, Conv + Add as the Conv's residual input, and a following
-//                       activation into the op that produces its input
+//   fuse                common subexpressions once, Conv+BatchNormalization (folded into the
+//                       weights on the host), Pad into Conv pads, Conv + Add as the Conv's
+//                       residual input, a following activation into the op that produces its
+//                       input, and Convs of one input whose outputs only feed one channel Concat
+//                       into one Conv
 //
 // Fused nodes keep their ONNX op type and carry vkml attributes the lowering reads:
 //   vkml_activation (string: Relu, LeakyRelu, Clip, Sigmoid, HardSigmoid, HardSwish, Tanh, Elu,
@@ -58,14 +60,18 @@ struct InferStats {
 InferStats infer_and_fold(Graph& graph, gpu::Device& device, const FloatPolicy& float_dtype);
 
 struct FusionOptions {
+    bool dedupe = true; // common subexpressions: a repeated node's readers read the first one
     bool conv_batchnorm = true;
     bool pad_into_conv = true;
     bool residual = true;
     bool activation = true;
+    bool sibling_convs = true; // Convs of one input concatenated on channels become one Conv
 };
 struct FusionReport {
-    size_t conv_batchnorm = 0, pad_into_conv = 0, residual = 0, activation = 0;
-    size_t total() const { return conv_batchnorm + pad_into_conv + residual + activation; }
+    size_t dedupe = 0, conv_batchnorm = 0, pad_into_conv = 0, residual = 0, activation = 0, sibling_convs = 0;
+    size_t total() const {
+        return dedupe + conv_batchnorm + pad_into_conv + residual + activation + sibling_convs;
+    }
 };
 // Needs static shapes (infer_and_fold) for the residual fusion; the others need constants only.
 FusionReport fuse(Graph& graph, const FusionOptions& options = {});
