@@ -128,10 +128,11 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
         fail(op, "kernel", "unknown kernel " + std::to_string(uint32_t(kernel)));
     // The implicit GEMM's workgroup computes 64 output channels at once: with fewer than 32 most of
     // its work is padding (Anime4K's 8-channel layers ran 8x slower on it than direct on lavapipe).
-    // The tensor-core tiles come 16 channels high: below 12 channels the scalar kernels win.
+    // The same holds for the 1x1 GEMM (Anime4K's 56->4 output heads: 0.19 ms on it at 960x540 on
+    // an H100). The tensor-core tiles come 16 channels high: below 12 channels the scalar kernels win.
     if (kernel == ConvKernel::Auto)
         kernel = coop_ok && uint64_t(m) >= detail::conv::coop_min_rows() ? ConvKernel::TensorCore
-                 : gemm1x1_ok                                          ? ConvKernel::Gemm1x1
+                 : gemm1x1_ok && m >= 32                               ? ConvKernel::Gemm1x1
                  : igemm_ok && g.kh * g.kw >= 9 && m >= 32             ? ConvKernel::ImplicitGemm
                                                                        : ConvKernel::Direct;
     if (kernel == ConvKernel::Gemm1x1 && !gemm1x1_ok)
@@ -182,7 +183,8 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
         conv->pack_pipeline_ = &device.pipeline({.shader = detail::shader_for(device, op, "conv_pack_taps", desc.input.dtype),
                                                  .bindings = 2,
                                                  .specialization = {spec.m, spec.c, spec.kh * spec.kw}});
-        conv->scratch_bytes_ = uint64_t(desc.weight.shape.elements()) * gpu::dtype_size(desc.weight.dtype);
+        conv->packed_bytes_ = uint64_t(desc.weight.shape.elements()) * gpu::dtype_size(desc.weight.dtype);
+        conv->scratch_bytes_ = conv->packed_bytes_;
     }
     const bool tiled = kernel == ConvKernel::ImplicitGemm || coop;
     // The direct kernel computes up to 8 output channels per invocation at group 1 (each input
@@ -191,8 +193,53 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
         const char* v = std::getenv("VKML_DIRECT_OB"); // tuning: 1 turns the channel blocking off
         return v ? std::clamp<int64_t>(std::atoll(v), 1, 16) : int64_t(8);
     }();
+    // ... and up to 4 pixels of a row (each weight loaded once for all of them).
+    static const int64_t max_px = [] {
+        const char* v = std::getenv("VKML_DIRECT_PX"); // tuning: 1 turns the pixel blocking off
+        return v ? std::clamp<int64_t>(std::atoll(v), 1, 8) : int64_t(4);
+    }();
     if (!tiled && desc.group == 1) spec.direct_ob = uint32_t(std::min<int64_t>(m, max_ob));
-    conv->direct_invocations_ = uint64_t(g.n) * ((uint64_t(m) + spec.direct_ob - 1) / spec.direct_ob) * oh * ow;
+    if (!tiled) spec.direct_px = uint32_t(std::min<int64_t>(ow, max_px));
+    conv->direct_invocations_ = uint64_t(g.n) * ((uint64_t(m) + spec.direct_ob - 1) / spec.direct_ob) * oh *
+                                ((ow + spec.direct_px - 1) / spec.direct_px);
+    if (tiled)
+        conv->groups_ = detail::conv::tile_groups(device, op, uint64_t(m), uint64_t(g.n) * oh * ow, 1,
+                                                  coop ? coop->rows : detail::conv::tile_rows,
+                                                  coop ? coop->cols : detail::conv::tile_cols);
+    if (coop) {
+        // Split K where the output grid leaves most of the GPU idle and K is long (a detector's
+        // 20x20 heads, resnet's 7x7 stage: 1-4 workgroups, each walking thousands of K): each chunk
+        // of at least two 64-deep slices is a workgroup, and a second pass adds the fp32 partials.
+        // Up to 16 tiles (VKML_SPLIT_TARGET / 16): on an H100, YOLOv8n's 40x40 and 20x20 layers
+        // (7-13 tiles) ran 1.5-4x faster split, its 80x80 ones (25 tiles) 1.4x slower.
+        const uint64_t tiles = uint64_t(conv->groups_[0]) * conv->groups_[1];
+        const uint64_t k = uint64_t(g.c) * g.kh * g.kw, slices = (k + 63) / 64;
+        const uint64_t target = detail::conv::split_target();
+        uint64_t want = 1;
+        if (desc.split_k > 1)
+            want = std::min<uint64_t>(desc.split_k, slices);
+        else if (desc.split_k == 0 && tiles * 16 <= target && slices >= 4)
+            want = std::min<uint64_t>({(target + tiles - 1) / tiles, slices / 2, 64});
+        if (want > 1) {
+            const uint64_t chunk = (slices + want - 1) / want;
+            spec.split = uint32_t((slices + chunk - 1) / chunk);
+            spec.split_chunk = uint32_t(chunk * 64);
+        }
+        if (spec.split > 1) {
+            conv->split_ = spec.split;
+            conv->groups_[2] = spec.split;
+            conv->split_outputs_ = uint64_t(m) * g.n * oh * ow;
+            conv->partial_offset_ = (conv->packed_bytes_ + 255) / 256 * 256;
+            conv->partial_bytes_ = uint64_t(spec.split) * conv->split_outputs_ * 4;
+            conv->scratch_bytes_ = conv->partial_offset_ + conv->partial_bytes_;
+            conv->reduce_pipeline_ = &device.pipeline(
+                {.shader = detail::shader_for(device, op, "conv_split_reduce", desc.input.dtype),
+                 .bindings = 5,
+                 .push_constant_bytes = 8,
+                 .workgroup = {64, 1, 1},
+                 .specialization = spec.values()});
+        }
+    }
     const std::string shader = coop ? std::string("conv_igemm") + coop->suffix : tiled ? "conv_igemm" : "conv_direct";
     conv->pipeline_ = &device.pipeline(
         {.shader = detail::shader_for(device, op, shader, desc.input.dtype),
@@ -202,10 +249,6 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
                       : tiled ? detail::conv::tile_workgroup
                               : std::array<uint32_t, 3>{64, 1, 1},
          .specialization = spec.values()});
-    if (tiled)
-        conv->groups_ = detail::conv::tile_groups(device, op, uint64_t(m), uint64_t(g.n) * oh * ow, 1,
-                                                  coop ? coop->rows : detail::conv::tile_rows,
-                                                  coop ? coop->cols : detail::conv::tile_cols);
     conv->push_ = {desc.activation.alpha, desc.activation.beta, 0.f, 0.f};
     return conv;
 }
@@ -224,14 +267,23 @@ void Conv::record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs,
     }
     gpu::BufferRange wk = w;
     if (pack_pipeline_) {
-        wk = {scratch.buffer, scratch.offset, scratch_bytes_};
+        wk = {scratch.buffer, scratch.offset, packed_bytes_};
         const gpu::BufferRange pack_bufs[] = {w, wk};
         cmd.dispatch(*pack_pipeline_, pack_bufs, nullptr, 0,
                      cmd.groups_for(*pack_pipeline_, uint64_t(inputs[1].elements())));
         gpu::barrier::compute_to_compute(cmd);
     }
-    const gpu::BufferRange bufs[] = {x, wk, b, r, y};
     const std::array<float, 2> push{push_[0], push_[1]};
+    if (reduce_pipeline_) {
+        const gpu::BufferRange part{scratch.buffer, scratch.offset + partial_offset_, partial_bytes_};
+        const gpu::BufferRange bufs[] = {x, wk, b, r, part};
+        cmd.dispatch(*pipeline_, bufs, push, groups_);
+        gpu::barrier::compute_to_compute(cmd);
+        const gpu::BufferRange sum_bufs[] = {part, wk, b, r, y};
+        detail::dispatch_1d(cmd, *reduce_pipeline_, sum_bufs, push, split_outputs_);
+        return;
+    }
+    const gpu::BufferRange bufs[] = {x, wk, b, r, y};
     if (kernel_ == ConvKernel::ImplicitGemm || kernel_ == ConvKernel::TensorCore)
         cmd.dispatch(*pipeline_, bufs, push, groups_);
     else

@@ -117,7 +117,10 @@ std::vector<uint32_t> ConvSpec::values() const {
             has_residual ? 1u : 0u,
             uint32_t(act),
             packed_w ? 1u : 0u,
-            direct_ob};
+            direct_ob,
+            direct_px,
+            split,
+            split_chunk};
 }
 
 ConvSpec conv_spec(const ConvGeometry& g, int64_t m, int64_t oh, int64_t ow, int64_t pad_top,
@@ -194,6 +197,15 @@ uint64_t coop_min_rows() {
         return v ? std::max<uint64_t>(1, std::strtoull(v, nullptr, 10)) : uint64_t(12);
     }();
     return rows;
+}
+
+uint64_t split_target() {
+    // About two workgroups per streaming multiprocessor of an H100 (132).
+    static const uint64_t target = [] {
+        const char* v = std::getenv("VKML_SPLIT_TARGET");
+        return v ? std::strtoull(v, nullptr, 10) : uint64_t(256);
+    }();
+    return target;
 }
 
 const CoopTile& coop_tile(uint64_t rows, bool gather) {

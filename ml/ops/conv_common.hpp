@@ -48,6 +48,8 @@ struct ConvSpec {
     ActivationKind act;
     bool packed_w = false; // weights re-packed tap-major (conv/pack_taps.comp) for the tensor cores
     uint32_t direct_ob = 1; // conv/direct.comp: output channels per invocation (group 1)
+    uint32_t direct_px = 1; // conv/direct.comp: output pixels of a row per invocation
+    uint32_t split = 1, split_chunk = 1; // tensor-core igemm: K chunks (conv/split_reduce.comp adds them)
     std::vector<uint32_t> values() const;
 };
 // Whether the tensor-core implicit GEMM walks K tap by tap for this geometry (mirrors TAP_MAJOR in
@@ -91,6 +93,8 @@ const CoopTile& coop_tile(uint64_t rows, bool gather = false);
 // The fewest output rows (channels) for which Auto takes the tensor cores (VKML_COOP_MIN_ROWS
 // overrides it, for tuning with vkml bench ops).
 uint64_t coop_min_rows();
+// Split K until the tensor-core igemm has about this many workgroups (VKML_SPLIT_TARGET; 0: never).
+uint64_t split_target();
 // Auto's choice for a GEMM: the tile when the device has them and the output has enough rows, else
 // nullptr.
 inline const CoopTile* coop_for(const gpu::Device& device, DType dtype, uint64_t rows) {

@@ -64,10 +64,6 @@ LayoutCopyPlan make_layout_copy(gpu::Device& device, const char* op, DType dtype
         }
     }
     LayoutCopyPlan plan;
-    plan.pipeline = &device.pipeline({.shader = shader_for(device, op, "layout_copy", layout_variant(dtype)),
-                                      .bindings = 2,
-                                      .push_constant_bytes = sizeof(plan.push),
-                                      .workgroup = {256, 1, 1}});
     int64_t count = 1;
     for (int64_t d : m.dims) count *= d;
     if (count == 0) return plan; // an empty output: nothing to dispatch
@@ -91,6 +87,16 @@ LayoutCopyPlan make_layout_copy(gpu::Device& device, const char* op, DType dtype
         plan.push[12 + k] = uint32_t(int32_t(m.strides[r - 1 - k]));
         plan.push[20 + k] = uint32_t(m.mods[r - 1 - k]);
     }
+    // The shape as specialization constants (1 + the push words): one pipeline per shape, with
+    // constant divisors.
+    std::vector<uint32_t> spec{1};
+    spec.insert(spec.end(), plan.push.begin(), plan.push.end());
+    for (size_t k = r; k < 8; ++k) spec[1 + 4 + k] = spec[1 + 20 + k] = 1; // unused dims: 1, not 0
+    plan.pipeline = &device.pipeline({.shader = shader_for(device, op, "layout_copy", layout_variant(dtype)),
+                                      .bindings = 2,
+                                      .push_constant_bytes = sizeof(plan.push),
+                                      .workgroup = {256, 1, 1},
+                                      .specialization = spec});
     return plan;
 }
 

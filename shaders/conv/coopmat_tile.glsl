@@ -92,6 +92,11 @@ void cm_stage() {
     [[unroll]] for (uint q = 0; q < CM_B_UNITS; ++q) cm_sh_b[(kr + q * CM_B_PASS) * CM_B_ROW + g] = cm_rb[q];
 }
 
+// The K range this workgroup sums: all of K, or one chunk of a split K (the includer sets these,
+// in multiples of BK, and defines CM_SPLIT_K and tile_store_partial to store fp32 partial sums
+// that a second pass adds up).
+uint cm_k_begin = 0, cm_k_end = TILE_K;
+
 void tile_compute(uint i0, uint j0) {
     const uint tid = gl_LocalInvocationIndex;
     const uint warp = tid / CM_SUBGROUP, lane = tid % CM_SUBGROUP;
@@ -101,12 +106,12 @@ void tile_compute(uint i0, uint j0) {
     [[unroll]] for (uint f = 0; f < CM_FM * CM_FN; ++f) acc[f] = fcoopmatNV<32, gl_ScopeSubgroup, CM_L, CM_L>(0.0);
 
     tile_b_column(j0 + (tid % CM_B_GROUPS) * 8);
-    cm_fetch(i0, 0);
-    for (uint k0 = 0; k0 < TILE_K; k0 += BK) {
+    cm_fetch(i0, cm_k_begin);
+    for (uint k0 = cm_k_begin; k0 < cm_k_end; k0 += BK) {
         barrier(); // every subgroup is done reading the previous slice
         cm_stage();
         barrier();
-        if (k0 + BK < TILE_K) cm_fetch(i0, k0 + BK); // in flight while the slice below multiplies
+        if (k0 + BK < cm_k_end) cm_fetch(i0, k0 + BK); // in flight while the slice below multiplies
         [[unroll]] for (uint ks = 0; ks < BK / CM_L; ++ks) {
             fcoopmatNV<16, gl_ScopeSubgroup, CM_L, CM_L> fa[CM_FM];
             fcoopmatNV<16, gl_ScopeSubgroup, CM_L, CM_L> fb[CM_FN];
@@ -133,6 +138,14 @@ void tile_compute(uint i0, uint j0) {
             const uint gi = i0 + (wm * CM_FM + i) * CM_L + r, gj = j0 + (wn * CM_FN + j) * CM_L + c0;
             const uint at = cbase + r * CM_C_ROW + c0 / 4;
             const vec4 lo = uintBitsToFloat(cm_sh_b[at]), hi = uintBitsToFloat(cm_sh_b[at + 1]);
+#ifdef CM_SPLIT_K
+            if (CM_SPLIT_K > 1) {
+                const float v[8] = float[8](lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
+                if (gi < TILE_M)
+                    [[unroll]] for (uint e = 0; e < 8; ++e)
+                        if (gj + e < TILE_N) tile_store_partial(gi, gj + e, v[e]);
+            } else
+#endif
             if (gi < TILE_M) {
                 if (TILE_STORE_VEC && gj + 8 <= TILE_N) {
                     tile_store8(gi, gj, lo, hi);

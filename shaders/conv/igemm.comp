@@ -187,9 +187,27 @@ void tile_store(uint m, uint j, float acc) {
     conv_store((n * M + m) * OH * OW + pix, m, acc);
 }
 
+#if VKML_TILE_COOPMAT
+// Split K (small output grids with long K, such as a detector's 20x20 heads or resnet's last
+// stage): workgroup z sums K range [z * SPLIT_CHUNK, (z + 1) * SPLIT_CHUNK) into fp32 partials
+// [z][m][j] in the Y binding, and conv/split_reduce.comp adds them up with bias, residual and
+// activation.
+layout(constant_id = 22) const uint SPLIT = 1;
+layout(constant_id = 23) const uint SPLIT_CHUNK = 1; // a multiple of the tile's BK
+layout(std430, set = 0, binding = 4) writeonly buffer Part { float data[]; } part;
+#define CM_SPLIT_K SPLIT
+void tile_store_partial(uint m, uint j, float v) { part.data[(gl_WorkGroupID.z * TILE_M + m) * TILE_N + j] = v; }
+#endif
+
 #include "conv/gemm_tile.glsl"
 
 void main() {
+#if VKML_TILE_COOPMAT
+    if (SPLIT > 1) {
+        cm_k_begin = gl_WorkGroupID.z * SPLIT_CHUNK;
+        cm_k_end = min(TILE_K, cm_k_begin + SPLIT_CHUNK);
+    }
+#endif
     const uint col_blocks = (TILE_N + BN - 1) / BN;
     for (uint jb = gl_WorkGroupID.x; jb < col_blocks; jb += gl_NumWorkGroups.x)
         tile_compute(gl_WorkGroupID.y * BM, jb * BN);

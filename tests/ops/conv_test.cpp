@@ -85,6 +85,13 @@ protected:
                 if (c.residual) in.push_back(r);
                 const auto out = run_op(dev(), *op, in, 2);
                 expect_close(out[0], want, tolerance(dt, conv_tol_f32, conv_tol_f16), what);
+                if (op->split_k() > 1) { // the same case without split K
+                    d.split_k = 1;
+                    const auto whole = ops::Conv::create(dev(), d);
+                    ASSERT_EQ(whole->split_k(), 1u) << what;
+                    expect_close(run_op(dev(), *whole, in, 2)[0], want, tolerance(dt, conv_tol_f32, conv_tol_f16),
+                                 what + " unsplit");
+                }
             }
         }
     }
@@ -232,12 +239,35 @@ TEST_F(ConvTest, AlignedShapesTakeTheVectorPaths) {
     check({"aligned 1x1 residual", {1, 24, 4, 16}, {16, 24, 1, 1}, {}, {}, {}, "NOTSET", 1, false, relu, true});
 }
 
+TEST_F(ConvTest, SplitKOnSmallGrids) {
+    // One tensor-core tile of output and K = 67 * 9 = 603 (10 slices of 64, the last one short):
+    // split into chunks summed by a second pass with bias, residual and activation; the check
+    // also runs each case unsplit. Tap-major K (C = 64) split too, and a forced split of 3.
+    const ops::Activation relu{ActivationKind::Relu};
+    check({"split K", {1, 67, 5, 9}, {20, 67, 3, 3}, {}, {1, 1, 1, 1}, {}, "NOTSET", 1, true, relu, true});
+    check({"split K tap-major", {1, 64, 4, 8}, {70, 64, 3, 3}, {}, {1, 1, 1, 1}, {}});
+    if (ops::tensor_cores_available(dev(), gpu::DType::f16)) {
+        auto op = ops::Conv::create(dev(), {.input = {{1, 67, 5, 9}, gpu::DType::f16},
+                                            .weight = {{20, 67, 3, 3}, gpu::DType::f16},
+                                            .pads = {1, 1, 1, 1},
+                                            .kernel = ConvKernel::TensorCore,
+                                            .split_k = 3});
+        EXPECT_EQ(op->split_k(), 3u);
+        EXPECT_GT(ops::Conv::create(dev(), {.input = {{1, 67, 5, 9}, gpu::DType::f16},
+                                            .weight = {{20, 67, 3, 3}, gpu::DType::f16},
+                                            .pads = {1, 1, 1, 1}})
+                      ->split_k(),
+                  1u);
+    }
+}
+
 TEST_F(ConvTest, AutoChoosesKernelByShape) {
     auto kernel = [&](gpu::Shape x, gpu::Shape w, int64_t group, std::vector<int64_t> pads) {
         return ops::Conv::create(dev(), {.input = {x}, .weight = {w}, .pads = pads, .group = group})
             ->kernel();
     };
-    EXPECT_EQ(kernel({1, 8, 9, 9}, {4, 8, 1, 1}, 1, {}), ConvKernel::Gemm1x1);
+    EXPECT_EQ(kernel({1, 8, 9, 9}, {32, 8, 1, 1}, 1, {}), ConvKernel::Gemm1x1);
+    EXPECT_EQ(kernel({1, 8, 9, 9}, {4, 8, 1, 1}, 1, {}), ConvKernel::Direct); // few channels
     EXPECT_EQ(kernel({1, 8, 9, 9}, {32, 8, 3, 3}, 1, {1, 1, 1, 1}), ConvKernel::ImplicitGemm);
     EXPECT_EQ(kernel({1, 8, 9, 9}, {31, 8, 3, 3}, 1, {1, 1, 1, 1}), ConvKernel::Direct); // few channels
     EXPECT_EQ(kernel({1, 8, 9, 9}, {8, 1, 3, 3}, 8, {1, 1, 1, 1}), ConvKernel::Direct);

@@ -33,7 +33,8 @@ void usage(FILE* out) {
                  "  VKML_MEMORY_LIMIT=N cap vkml's device memory (bytes, or with K/M/G)\n"
                  "  VKML_MODELS=DIR     the model packages (default ~/.cache/vkml/models)\n"
                  "  VKML_DISABLE_COOPMAT=1  no cooperative matrices (tensor cores): the scalar kernels\n"
-                 "  VKML_COOP_TILE=T, VKML_COOP_MIN_ROWS=N, VKML_DIRECT_OB=N  convolution tuning\n"
+                 "  VKML_COOP_TILE=T, VKML_COOP_MIN_ROWS=N, VKML_DIRECT_OB=N, VKML_DIRECT_PX=N,\n"
+                 "  VKML_SPLIT_TARGET=N  convolution tuning\n"
                  "  VKML_WAIT_TIMEOUT=S seconds without GPU progress before a wait gives up (default\n"
                  "                      600; 0: no limit)\n",
                  VKML_VERSION_STRING);

@@ -58,6 +58,10 @@ struct ConvDesc {
     // ImplicitGemm for group 1 with a kernel of 3x3 (9 taps) or more; Direct otherwise (grouped,
     // depthwise, small kernels).
     ConvKernel kernel = ConvKernel::Auto;
+    // TensorCore (not as a 1x1 GEMM): K chunks summed by a second pass. 0: chosen by the output
+    // grid (split when it has at most VKML_SPLIT_TARGET / 16 workgroups and K >= 256); 1: never;
+    // N: at most N chunks of whole 64-deep slices.
+    uint32_t split_k = 0;
 };
 
 // Inputs: X, W, then B when desc.bias is set, then R when desc.residual. Output: Y.
@@ -66,6 +70,7 @@ public:
     static std::unique_ptr<Conv> create(gpu::Device& device, const ConvDesc& desc);
     const char* type() const override { return "Conv"; }
     ConvKernel kernel() const { return kernel_; } // the kernel create() chose
+    uint32_t split_k() const { return split_; }   // K chunks it sums separately (1: none)
     // Effective pads [top, left, bottom, right] after auto_pad (1-D: top = bottom = 0).
     const std::array<int64_t, 4>& pads() const { return pads_; }
 
@@ -75,12 +80,15 @@ private:
                      const gpu::BufferRange& scratch) const override;
 
     ConvKernel kernel_ = ConvKernel::Direct;
+    uint32_t split_ = 1; // K chunks (TensorCore)
     std::array<int64_t, 4> pads_{};
     bool has_bias_ = false, has_residual_ = false;
     bool gemm_form_ = false; // recorded as the 1x1 GEMM (weights first)
     uint64_t direct_invocations_ = 0; // Direct: invocations (output channels blocked by up to 8)
     const gpu::Pipeline* pipeline_ = nullptr;
     const gpu::Pipeline* pack_pipeline_ = nullptr; // TensorCore: weights re-packed tap-major
+    const gpu::Pipeline* reduce_pipeline_ = nullptr; // TensorCore with split K: adds the partials
+    uint64_t packed_bytes_ = 0, partial_offset_ = 0, partial_bytes_ = 0, split_outputs_ = 0; // scratch layout
     std::array<uint32_t, 3> groups_{};
     std::array<float, 4> push_{}; // Gemm1x1: alpha, beta, act alpha, act beta; others: act alpha, beta
 };
