@@ -4,6 +4,7 @@
 // guard, and the registration functions of each file.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h> // in every file: type casters must agree across the module
 
 #include <atomic>
 #include <memory>

@@ -24,36 +24,37 @@ std::map<ErrorCode, PyObject*>& error_classes() {
     return classes;
 }
 
-PyObject* make_error_class(py::module_& m, const char* name, ErrorCode code, py::handle base,
+// `code` is the ErrorCode's name ("InvalidArgument"), for programs that branch on it.
+PyObject* make_error_class(py::module_& m, const char* name, ErrorCode code, const char* code_name, py::handle base,
                            PyObject* builtin, const char* doc) {
     py::object bases = builtin ? py::object(py::make_tuple(base, py::handle(builtin))) : py::reinterpret_borrow<py::object>(base);
     const std::string qualified = std::string("vkml.") + name;
     PyObject* cls = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, bases.ptr(), nullptr);
     if (!cls) throw py::error_already_set();
-    PyObject_SetAttrString(cls, "code", py::str(error_code_name(code)).ptr());
+    PyObject_SetAttrString(cls, "code", py::str(code_name).ptr());
     m.add_object(name, py::handle(cls));
     error_classes()[code] = cls;
     return cls;
 }
 
 void register_errors(py::module_& m) {
-    PyObject* base = make_error_class(m, "Error", ErrorCode::Generic, PyExc_RuntimeError, nullptr,
+    PyObject* base = make_error_class(m, "Error", ErrorCode::Generic, "Generic", PyExc_RuntimeError, nullptr,
                                       "A vkml failure; `code` names its kind (vkml::ErrorCode).");
     const py::handle b(base);
-    make_error_class(m, "InvalidArgument", ErrorCode::InvalidArgument, b, PyExc_ValueError,
+    make_error_class(m, "InvalidArgument", ErrorCode::InvalidArgument, "InvalidArgument", b, PyExc_ValueError,
                      "A descriptor, shape, option or model is wrong; the message names it.");
-    make_error_class(m, "Unsupported", ErrorCode::Unsupported, b, nullptr,
+    make_error_class(m, "Unsupported", ErrorCode::Unsupported, "Unsupported", b, nullptr,
                      "The device or the build lacks a feature the request needs.");
-    make_error_class(m, "OutOfDeviceMemory", ErrorCode::OutOfDeviceMemory, b, PyExc_MemoryError,
+    make_error_class(m, "OutOfDeviceMemory", ErrorCode::OutOfDeviceMemory, "OutOfDeviceMemory", b, PyExc_MemoryError,
                      "The memory budget or the driver refused: free memory or work in smaller pieces.");
-    make_error_class(m, "OutOfHostMemory", ErrorCode::OutOfHostMemory, b, PyExc_MemoryError,
+    make_error_class(m, "OutOfHostMemory", ErrorCode::OutOfHostMemory, "OutOfHostMemory", b, PyExc_MemoryError,
                      "The host ran out of memory.");
-    make_error_class(m, "DeviceLost", ErrorCode::DeviceLost, b, nullptr,
+    make_error_class(m, "DeviceLost", ErrorCode::DeviceLost, "DeviceLost", b, nullptr,
                      "The driver reported the device lost: nothing more runs on it.");
-    make_error_class(m, "Timeout", ErrorCode::Timeout, b, PyExc_TimeoutError,
+    make_error_class(m, "Timeout", ErrorCode::Timeout, "Timeout", b, PyExc_TimeoutError,
                      "The GPU made no progress for VKML_WAIT_TIMEOUT seconds.");
-    make_error_class(m, "IoError", ErrorCode::Io, b, PyExc_OSError, "A file could not be read or written.");
-    make_error_class(m, "VulkanError", ErrorCode::Vulkan, b, nullptr, "Any other Vulkan failure.");
+    make_error_class(m, "IoError", ErrorCode::Io, "Io", b, PyExc_OSError, "A file could not be read or written.");
+    make_error_class(m, "VulkanError", ErrorCode::Vulkan, "Vulkan", b, nullptr, "Any other Vulkan failure.");
     py::register_exception_translator([](std::exception_ptr p) {
         try {
             if (p) std::rethrow_exception(p);

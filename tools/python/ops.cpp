@@ -3,7 +3,6 @@
 //           activation and residual.
 //   run():  any ONNX operator vkml lowers, through a one-node graph and a Session, so every op
 //           family is reachable with ONNX's attribute names and nothing is re-implemented here.
-#include <pybind11/stl.h>
 
 #include <algorithm>
 #include <optional>

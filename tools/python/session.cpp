@@ -2,7 +2,6 @@
 // static once `free_dims` are applied gets its Session at construction; one with free dimensions
 // left gets a Session per distinct set of input shapes at run() (the last few kept), as ONNX
 // Runtime accepts any shape its dimensions allow.
-#include <pybind11/stl.h>
 
 #include <chrono>
 #include <ctime>
