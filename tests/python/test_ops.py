@@ -65,6 +65,7 @@ def test_generic_ops():
     np.testing.assert_allclose(s, e / e.sum(axis=1, keepdims=True), atol=1e-6)
     y = rand((4,), 8)
     np.testing.assert_allclose(vkml.ops.run("Add", x, y), x + y, atol=1e-6)
+    np.testing.assert_allclose(vkml.ops.run("Mul", x, 2.5), 2.5 * x, atol=1e-6)  # a Python float: float32
     np.testing.assert_array_equal(vkml.ops.run("Transpose", x, perm=[2, 0, 1]), x.transpose(2, 0, 1))
     np.testing.assert_array_equal(vkml.ops.run("Reshape", x, np.array([6, 4])), x.reshape(6, 4))
     values, indices = vkml.ops.run("TopK", x, np.array([2]), outputs=2, axis=-1)

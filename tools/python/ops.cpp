@@ -177,8 +177,13 @@ py::object run_op(const std::string& op_type, const py::list& inputs, const py::
             continue;
         }
         const std::string name = "input" + std::to_string(i);
-        const py::array a = py::isinstance<py::array>(v) ? v.cast<py::array>()
-                                                         : py::module_::import("numpy").attr("asarray")(v).cast<py::array>();
+        py::array a;
+        if (py::isinstance<py::array>(v)) {
+            a = v.cast<py::array>();
+        } else { // a Python number or list: float32 for floats (NumPy would say float64), int64 for ints
+            a = py::module_::import("numpy").attr("asarray")(v).cast<py::array>();
+            if (a.dtype().equal(py::dtype("float64"))) a = a.attr("astype")("float32").cast<py::array>();
+        }
         graph::TensorData t = to_tensor(a, "vkml.ops.run('" + op_type + "') input " + std::to_string(i));
         const bool integer = t.dtype() == graph::DType::i32 || t.dtype() == graph::DType::i64;
         const bool listed = std::find(constants.begin(), constants.end(), static_cast<int>(i)) != constants.end();

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <optional>
 
 #include "common.hpp"
@@ -191,7 +192,11 @@ public:
             std::vector<graph::TensorData> ins;
             for (const TensorInfo& t : s.inputs()) ins.push_back(std::move(data.at(t.name)));
             results = s.run(ins);
-            if (profile_) last_profile_ = s.profile(ins);
+            if (profile_) {
+                SessionProfile p = s.profile(ins);
+                std::lock_guard lock(profile_mutex_);
+                last_profile_ = std::move(p);
+            }
             for (const TensorInfo& t : s.outputs()) result_names.push_back(t.name);
         }
         py::list out;
@@ -202,6 +207,7 @@ public:
     }
 
     std::optional<Profile> last_profile() const {
+        std::lock_guard lock(profile_mutex_);
         if (!last_profile_) return std::nullopt;
         return Profile{*last_profile_};
     }
@@ -210,7 +216,12 @@ public:
         check_open();
         if (!profile_)
             throw std::runtime_error("profiling is off: create the session with vkml.InferenceSession(..., profile=True)");
-        if (!last_profile_) throw std::runtime_error("nothing profiled yet: run() the session first");
+        std::optional<SessionProfile> profiled;
+        {
+            std::lock_guard lock(profile_mutex_);
+            profiled = last_profile_;
+        }
+        if (!profiled) throw std::runtime_error("nothing profiled yet: run() the session first");
         std::string file = profile_file_;
         if (file.empty()) {
             const std::time_t now = std::time(nullptr);
@@ -221,7 +232,7 @@ public:
             file = std::string("vkml_profile_") + stamp + ".json";
         }
         std::ofstream f(file);
-        f << last_profile_->chrome_trace();
+        f << profiled->chrome_trace();
         if (!f) throw Error(ErrorCode::Io, "'" + file + "': cannot write the profile");
         return file;
     }
@@ -272,7 +283,8 @@ private:
     SessionOptions options_;
     bool fixed_ = false;
     std::vector<std::pair<Shapes, std::unique_ptr<Session>>> sessions_;
-    std::optional<SessionProfile> last_profile_;
+    std::optional<SessionProfile> last_profile_; // written by run(), read by any thread
+    mutable std::mutex profile_mutex_;
     bool closed_ = false;
     std::atomic<bool> busy_{false};
 };
