@@ -1,0 +1,74 @@
+"""vkml.upscale / vkml.Upscaler on arrays, and vkml.upscale_video on the bundled clip."""
+import pathlib
+
+import numpy as np
+import pytest
+
+import vkml
+from conftest import require_model
+
+CLIP = pathlib.Path(__file__).resolve().parents[2] / "assets" / "clips" / "pedestrians.mp4"
+
+
+@pytest.fixture
+def anime4k_s():
+    return require_model("websr/weights/anime4k/cnn-2x-s-rl.json")
+
+
+def test_upscale_arrays_equal_the_session(anime4k_s):
+    rng = np.random.default_rng(2)
+    image = rng.integers(0, 256, (10, 13, 3), dtype=np.uint8)
+    up = vkml.Upscaler("anime4k-s", fp32=True)
+    assert up.scale == 2 and "anime4k-s" in up.model and up.model_path == str(anime4k_s)
+    big = up(image.astype(np.float32) / 255)
+    assert big.shape == (20, 26, 3) and big.dtype == np.float32
+    # The same model through a session, NCHW.
+    sess = vkml.InferenceSession(anime4k_s, precision="f32")
+    (i,) = sess.get_inputs()
+    (y,) = sess.run(None, {i.name: (image.astype(np.float32) / 255).transpose(2, 0, 1)[None]})
+    np.testing.assert_allclose(big, y[0].transpose(1, 2, 0), atol=1e-5)
+    # uint8 in, uint8 out: rounded and clamped.
+    small = vkml.upscale(image, "anime4k-s", fp32=True)
+    assert small.dtype == np.uint8 and small.shape == (20, 26, 3)
+    np.testing.assert_array_equal(small, np.round(np.clip(big, 0, 1) * 255).astype(np.uint8))
+
+
+def test_upscale_errors(anime4k_s):
+    up = vkml.Upscaler("anime4k-s")
+    with pytest.raises(ValueError, match=r"shape \(height, width, 3\), not \(4, 4\)"):
+        up(np.zeros((4, 4), np.uint8))
+    with pytest.raises(ValueError, match=r"not \(4, 4, 4\)"):
+        up(np.zeros((4, 4, 4), np.uint8))
+    with pytest.raises(TypeError, match="uint8 .* or float32"):
+        up(np.zeros((4, 4, 3), np.float64))
+    with pytest.raises(vkml.InvalidArgument, match="unknown model 'anime5k'"):
+        vkml.Upscaler("anime5k")
+    with pytest.raises(vkml.InvalidArgument, match="2x only"):
+        vkml.Upscaler("anime4k-s", scale=3)
+    with pytest.raises(vkml.IoError, match="no such model file"):
+        vkml.Upscaler("/nonexistent/model.onnx")
+
+
+def test_upscale_video(anime4k_s, tmp_path):
+    calls = []
+    out = tmp_path / "clip_x2.mp4"
+    stats = vkml.upscale_video(CLIP, out, model="anime4k-s", frames=3, progress=calls.append)
+    assert stats["frames"] == 3 and not stats["cancelled"]
+    assert stats["input_size"] == (160, 120) and stats["output_size"] == (320, 240)
+    assert pathlib.Path(stats["output"]) == out and out.stat().st_size > 0
+    assert calls and calls[-1]["frames_done"] == 3
+
+
+def test_upscale_video_stops_when_progress_raises(anime4k_s, tmp_path):
+    class Stop(Exception):
+        pass
+
+    def progress(p):
+        raise Stop
+
+    with pytest.raises(Stop):
+        vkml.upscale_video(CLIP, tmp_path / "a.mp4", model="anime4k-s", frames=200, progress=progress)
+    with pytest.raises(vkml.IoError, match="no such file"):
+        vkml.upscale_video(tmp_path / "missing.mp4", tmp_path / "b.mp4")
+    with pytest.raises(TypeError, match="callable"):
+        vkml.upscale_video(CLIP, tmp_path / "c.mp4", progress=3)
