@@ -365,6 +365,20 @@ size_t fuse_activations(Graph& g) {
     return fused;
 }
 
+// Same attributes, ignoring the names of the nodes fused into each (vkml_fused).
+bool same_attributes(const Node& a, const Node& b) {
+    auto skip = [](const auto& kv) { return kv.first == "vkml_fused"; };
+    auto ia = a.attributes.begin(), ib = b.attributes.begin();
+    while (true) {
+        while (ia != a.attributes.end() && skip(*ia)) ++ia;
+        while (ib != b.attributes.end() && skip(*ib)) ++ib;
+        if (ia == a.attributes.end() || ib == b.attributes.end())
+            return ia == a.attributes.end() && ib == b.attributes.end();
+        if (ia->first != ib->first || !(ia->second == ib->second)) return false;
+        ++ia, ++ib;
+    }
+}
+
 // Common subexpressions: a node with the op, domain, inputs and attributes of an earlier node
 // computes the same values, so its readers read the earlier node's outputs instead (Anime4K's
 // importer builds every layer's CReLU once per reader; exporters repeat Shape chains). Nodes
@@ -376,18 +390,6 @@ size_t dedupe(Graph& g) {
     std::vector<ValueId> same(g.value_count());
     for (ValueId v = 0; v < same.size(); ++v) same[v] = v;
     std::map<std::tuple<std::string, std::string, std::vector<ValueId>>, std::vector<size_t>> seen;
-    auto attributes_equal = [](const Node& a, const Node& b) {
-        auto skip = [](const auto& kv) { return kv.first == "vkml_fused"; };
-        auto ia = a.attributes.begin(), ib = b.attributes.begin();
-        while (true) {
-            while (ia != a.attributes.end() && skip(*ia)) ++ia;
-            while (ib != b.attributes.end() && skip(*ib)) ++ib;
-            if (ia == a.attributes.end() || ib == b.attributes.end())
-                return ia == a.attributes.end() && ib == b.attributes.end();
-            if (ia->first != ib->first || !(ia->second == ib->second)) return false;
-            ++ia, ++ib;
-        }
-    };
     for (size_t i = 0; i < g.nodes().size(); ++i) {
         Node& n = g.nodes()[i];
         for (ValueId& v : n.inputs)
@@ -401,7 +403,7 @@ size_t dedupe(Graph& g) {
         const Node* twin = nullptr;
         for (size_t j : list) {
             const Node& o = g.nodes()[j];
-            if (o.outputs.size() == n.outputs.size() && attributes_equal(o, n)) twin = &o;
+            if (o.outputs.size() == n.outputs.size() && same_attributes(o, n)) twin = &o;
             if (twin) break;
         }
         if (!twin || output) {
@@ -459,13 +461,10 @@ size_t merge_sibling_convs(Graph& g) {
         bool ok = true;
         for (size_t ci : convs) {
             const Node& c = g.nodes()[ci];
-            auto attrs = c.attributes, attrs0 = first.attributes;
-            attrs.erase("vkml_fused");
-            attrs0.erase("vkml_fused");
             const TensorData* w = constant_of(g, c.inputs[1]);
             const bool has_b = c.inputs.size() > 2 && c.inputs[2] != no_value;
             const TensorData* b = has_b ? constant_of(g, c.inputs[2]) : nullptr;
-            ok &= c.inputs[0] == first.inputs[0] && attrs == attrs0 && w && is_float(w->dtype()) &&
+            ok &= c.inputs[0] == first.inputs[0] && same_attributes(c, first) && w && is_float(w->dtype()) &&
                   w->dims().size() >= 3 && (!has_b || b);
             if (!ok) break;
             const TensorData* w0 = constant_of(g, first.inputs[1]);
