@@ -74,6 +74,34 @@ struct PiecewiseCopy final : media::FrameProcessor {
     }
 };
 
+// A frame that takes `pieces` x `piece_ms` on the "device" (host sleeps between flushes, as a
+// slow GPU makes a processor wait), stopping between pieces when the run is cancelled; at piece
+// `cancel_piece` of frame `cancel_frame` it sets the cancel flag and notes the time.
+struct SlowFrames final : media::FrameProcessor {
+    int pieces = 20, piece_ms = 100;
+    int64_t cancel_frame = -1;
+    int cancel_piece = 0;
+    std::atomic<bool>* cancel = nullptr;
+    std::chrono::steady_clock::time_point cancelled_at{};
+    media::Size output_size(int w, int h) const override { return {w, h}; }
+    void process(media::FrameContext& f) override {
+        for (int i = 0; i < pieces; ++i) {
+            if (i > 0) {
+                f.flush(double(i) / pieces);
+                if (f.cancelled()) return;
+                std::this_thread::sleep_for(std::chrono::milliseconds(piece_ms));
+            }
+            if (f.info().index == cancel_frame && i == cancel_piece) {
+                cancelled_at = std::chrono::steady_clock::now();
+                cancel->store(true);
+            }
+        }
+        gpu::barrier::memory(f.cmd(), VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_WRITE_BIT,
+                             VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_READ_BIT);
+        f.cmd().copy(f.input().range(), f.output().range(), f.input().bytes());
+    }
+};
+
 media::TestClipDesc lossless_clip(const fs::path& path, int frames) {
     media::TestClipDesc d;
     d.path = path;
@@ -261,6 +289,34 @@ TEST_F(MediaTest, CancelWithNoPartialRemovesTheOutput) {
     EXPECT_FALSE(st.partial_kept);
     EXPECT_FALSE(fs::exists(t.output));
     EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+    fs::remove_all(dir);
+}
+
+// Issue 14, item 6: a cancel on a slow device (2 s frames, in 0.1 s pieces) stops within a piece:
+// the frame being processed and the frames queued behind it are dropped, the frame done is kept.
+// Before, every frame already read (up to 5 here, 10 s) was finished first.
+TEST_F(MediaTest, CancelOnASlowDeviceStopsWithinAPiece) {
+    const fs::path dir = scratch_dir("slow-cancel");
+    const media::TestClipDesc d = lossless_clip(dir / "in.mkv", 12);
+    media::write_test_clip(d);
+    std::atomic<bool> cancel{false};
+    SlowFrames p;
+    p.cancel_frame = 1;
+    p.cancel_piece = 2;
+    p.cancel = &cancel;
+    media::TranscodeDesc t{.input = d.path, .output = dir / "out.mkv", .codec = "ffv1"};
+    t.quiet = true;
+    t.cancel = &cancel;
+    t.device = &dev();
+    t.threads.proc = 1;
+    const media::TranscodeStats st = media::transcode(t, p);
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - p.cancelled_at).count();
+    EXPECT_TRUE(st.cancelled);
+    EXPECT_LT(took, 1.0) << "from the cancel to the end of the run";
+    EXPECT_EQ(st.frames, 1);
+    EXPECT_EQ(decode_clip(t.output).rgb.size(), 1u);
+    EXPECT_EQ(list_dir(dir), (std::vector<std::string>{"in.mkv", "out.mkv"}));
     fs::remove_all(dir);
 }
 

@@ -8,12 +8,19 @@ extern "C" {
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <fcntl.h>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 namespace vkml::test {
@@ -103,6 +110,90 @@ std::string run_tool(const std::string& args, int& status) {
     const int raw = pclose(pipe.release());
     status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + (WIFSIGNALED(raw) ? WTERMSIG(raw) : 0);
     return out;
+}
+
+ToolProcess::ToolProcess(const std::vector<std::string>& args, uint64_t file_size_limit) {
+    static int counter = 0;
+    log_ = fs::temp_directory_path() /
+           ("vkml-media-test-" + std::to_string(::getpid()) + "-child-" + std::to_string(counter++) + ".log");
+    std::vector<std::string> argv_s{VKML_TOOL_PATH};
+    argv_s.insert(argv_s.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (std::string& a : argv_s) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const int fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) throw std::runtime_error("cannot create " + log_.string());
+    pid_ = ::fork();
+    if (pid_ < 0) throw std::runtime_error("fork failed");
+    if (pid_ == 0) {
+        ::dup2(fd, STDOUT_FILENO);
+        ::dup2(fd, STDERR_FILENO);
+        // The test runner may block or ignore signals; the child starts with the defaults.
+        sigset_t none;
+        sigemptyset(&none);
+        ::sigprocmask(SIG_SETMASK, &none, nullptr);
+        std::signal(SIGINT, SIG_DFL);
+        std::signal(SIGTERM, SIG_DFL);
+        if (file_size_limit > 0) {
+            std::signal(SIGXFSZ, SIG_IGN);
+            const rlimit lim{file_size_limit, file_size_limit};
+            ::setrlimit(RLIMIT_FSIZE, &lim);
+        }
+        ::execv(argv[0], argv.data());
+        ::_exit(127);
+    }
+    ::close(fd);
+}
+
+ToolProcess::~ToolProcess() {
+    if (pid_ > 0 && status_ < 0) {
+        ::kill(pid_, SIGKILL);
+        int raw = 0;
+        ::waitpid(pid_, &raw, 0);
+    }
+    std::error_code ec;
+    fs::remove(log_, ec);
+}
+
+void ToolProcess::signal(int sig) const {
+    if (pid_ > 0 && status_ < 0) ::kill(pid_, sig);
+}
+
+bool ToolProcess::wait(double seconds) {
+    if (status_ >= 0) return true;
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    for (;;) {
+        int raw = 0;
+        const pid_t r = ::waitpid(pid_, &raw, WNOHANG);
+        if (r == pid_) {
+            status_ = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + (WIFSIGNALED(raw) ? WTERMSIG(raw) : 0);
+            return true;
+        }
+        if (std::chrono::steady_clock::now() >= end) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+}
+
+std::string ToolProcess::output() const {
+    std::ifstream f(log_, std::ios::binary);
+    return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+std::string run_tool_limited(const std::vector<std::string>& args, uint64_t file_size_limit, int& status) {
+    ToolProcess p(args, file_size_limit);
+    if (!p.wait(300)) {
+        status = -1;
+        return "timed out: " + p.output();
+    }
+    status = p.status();
+    return p.output();
+}
+
+std::vector<std::string> list_dir(const fs::path& dir) {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
 }
 
 fs::path scratch_dir(const std::string& name) {

@@ -33,6 +33,35 @@ DecodedClip decode_clip(const std::filesystem::path& path);
 // Runs the vkml binary with `args` (a shell string), stdout and stderr together; status = exit code.
 std::string run_tool(const std::string& args, int& status);
 
+// The vkml binary as a child process (no shell), stdout and stderr into a log file, for tests that
+// signal it or limit it: `file_size_limit` > 0 sets RLIMIT_FSIZE (bytes) with SIGXFSZ ignored, so
+// a write past it fails with EFBIG as on a full disk.
+class ToolProcess {
+public:
+    explicit ToolProcess(const std::vector<std::string>& args, uint64_t file_size_limit = 0);
+    ~ToolProcess(); // kills the child if it still runs
+    ToolProcess(const ToolProcess&) = delete;
+    ToolProcess& operator=(const ToolProcess&) = delete;
+    int pid() const { return pid_; }
+    void signal(int sig) const;
+    // Waits up to `seconds` for the child to end; false if it still runs. status(): the exit code,
+    // or 128 + the signal that ended it.
+    bool wait(double seconds);
+    int status() const { return status_; }
+    std::string output() const;
+
+private:
+    int pid_ = -1;
+    int status_ = -1;
+    std::filesystem::path log_;
+};
+
+// Runs the vkml binary to the end with a file size limit (see ToolProcess); output and status.
+std::string run_tool_limited(const std::vector<std::string>& args, uint64_t file_size_limit, int& status);
+
+// Names in a folder, sorted.
+std::vector<std::string> list_dir(const std::filesystem::path& dir);
+
 std::filesystem::path scratch_dir(const std::string& name);
 
 // Mean and max absolute difference of two equally sized byte vectors.

@@ -5,8 +5,13 @@
 #include <stb_image.h>
 #include <stb_image_write.h>
 
+#include <chrono>
+#include <csignal>
 #include <fstream>
 #include <memory>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
 
 #include "gpu_test.hpp"
 #include "media/testclip.hpp"
@@ -302,5 +307,114 @@ TEST_F(UpscaleTest, ErrorsAreOneLineAndNonZero) {
         EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << args << "\n" << log;
         EXPECT_FALSE(fs::exists(out)) << args;
     }
+    fs::remove_all(dir);
+}
+
+namespace {
+
+// Whether a hidden temporary file of `out` is in its folder, polling for up to `seconds`.
+bool wait_for_partial(const fs::path& out, double seconds) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    const std::string prefix = "." + out.stem().string() + ".partial-";
+    while (std::chrono::steady_clock::now() < end) {
+        for (const auto& e : fs::directory_iterator(out.parent_path()))
+            if (e.path().filename().string().rfind(prefix, 0) == 0) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+}
+
+// A clip long enough (80 s at 25 fps, tiny frames) that a run is surely still going when the test
+// signals it a second after it started writing.
+media::TestClipDesc long_clip(const fs::path& path) {
+    media::TestClipDesc d;
+    d.path = path;
+    d.size = {32, 24};
+    d.frames = 2000;
+    d.codec = "ffv1";
+    d.audio_codec = "";
+    return d;
+}
+
+} // namespace
+
+// Issue 14, item 6: SIGTERM (what timeout, systemd and docker send) stops a run as Ctrl-C does:
+// a prompt exit with 128 + the signal, one line saying so, the frames done so far as a playable
+// file under the output name and no hidden temporary file; with --no-partial nothing is left.
+// Before, SIGTERM killed the process on the spot and left `.out.partial-PID.mp4` behind.
+TEST_F(UpscaleTest, SigtermAndCtrlCStopPromptlyAndLeaveNoTemporaryFile) {
+    REQUIRE_MODEL(anime4k_s());
+    const fs::path dir = scratch_dir("signals");
+    const media::TestClipDesc d = long_clip(dir / "in.mkv");
+    media::write_test_clip(d);
+    const fs::path out = dir / "out.mp4";
+    struct Case {
+        int sig;
+        bool no_partial;
+        int status;
+        const char* says;
+    };
+    for (const Case& c : {Case{SIGTERM, false, 143, "interrupted by SIGTERM"},
+                          Case{SIGINT, true, 130, "the partial output was removed"}}) {
+        std::vector<std::string> args{"upscale", d.path.string(), "-o", out.string(),
+                                      "-m",      "anime4k-s",     "-q"};
+        if (c.no_partial) args.push_back("--no-partial");
+        ToolProcess p(args);
+        ASSERT_TRUE(wait_for_partial(out, 120)) << p.output();
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        const auto t0 = std::chrono::steady_clock::now();
+        p.signal(c.sig);
+        ASSERT_TRUE(p.wait(60)) << "still running 60 s after the signal";
+        const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const std::string log = p.output();
+        EXPECT_EQ(p.status(), c.status) << log;
+        EXPECT_LT(took, 5.0) << log;
+        EXPECT_NE(log.find(c.says), std::string::npos) << log;
+        EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
+        if (c.no_partial) {
+            EXPECT_EQ(list_dir(dir), (std::vector<std::string>{"in.mkv"}));
+        } else {
+            EXPECT_EQ(list_dir(dir), (std::vector<std::string>{"in.mkv", "out.mp4"}));
+            const DecodedClip got = decode_clip(out);
+            EXPECT_GE(got.rgb.size(), 1u);
+            EXPECT_LT(got.rgb.size(), size_t(d.frames));
+            fs::remove(out);
+        }
+    }
+    fs::remove_all(dir);
+}
+
+// Issue 14, item 6: a run killed outright (SIGKILL: no handler runs) leaves its hidden temporary
+// file; the next run on the same output removes it, and leaves alone the one of a process that
+// still runs (here the test itself).
+TEST_F(UpscaleTest, TheNextRunRemovesTemporaryFilesOfKilledRuns) {
+    REQUIRE_MODEL(anime4k_s());
+    const fs::path dir = scratch_dir("stale");
+    const media::TestClipDesc d = long_clip(dir / "in.mkv");
+    media::write_test_clip(d);
+    const fs::path out = dir / "out.mp4";
+    {
+        ToolProcess p({"upscale", d.path.string(), "-o", out.string(), "-m", "anime4k-s", "-q"});
+        ASSERT_TRUE(wait_for_partial(out, 120)) << p.output();
+        p.signal(SIGKILL);
+        ASSERT_TRUE(p.wait(30));
+        EXPECT_EQ(p.status(), 128 + SIGKILL);
+    }
+    ASSERT_EQ(list_dir(dir).size(), 2u) << "the killed run's temporary file stays until the next run";
+    const std::string live = ".out.partial-" + std::to_string(::getpid()) + ".mp4";
+    std::ofstream(dir / live) << "another run's file, still being written";
+    // A file of another output, from a process that is gone: not this run's to remove.
+    const pid_t dead = ::fork();
+    if (dead == 0) ::_exit(0);
+    ::waitpid(dead, nullptr, 0);
+    const std::string other = ".other.partial-" + std::to_string(dead) + ".mp4";
+    std::ofstream(dir / other) << "not this output's";
+    int status = 0;
+    const std::string log = run_tool(
+        "upscale " + d.path.string() + " -o " + out.string() + " -m anime4k-s --frames 2 -q", status);
+    ASSERT_EQ(status, 0) << log;
+    std::vector<std::string> want{other, live, "in.mkv", "out.mp4"};
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(list_dir(dir), want);
     fs::remove_all(dir);
 }

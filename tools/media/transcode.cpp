@@ -11,15 +11,18 @@ extern "C" {
 #include <stb_image_write.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <signal.h>
 #include <thread>
 #include <unistd.h>
 
@@ -36,31 +39,38 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-std::atomic<bool> g_sigint{false};
+// The signal that stops the run (SIGINT, SIGTERM), 0 while none came.
+std::atomic<int> g_signal{0};
 
-extern "C" void on_sigint(int) {
-    g_sigint.store(true);
-    // A second Ctrl-C ends the process the usual way.
-    std::signal(SIGINT, SIG_DFL);
+extern "C" void on_stop_signal(int sig) {
+    g_signal.store(sig);
 }
 
-// Installs the SIGINT handler for the scope of a run and restores the previous one.
-class SigintScope {
+// Installs the SIGINT and SIGTERM handlers for the scope of a run and restores the previous ones.
+// SA_RESETHAND: the handler runs once, so a second Ctrl-C (or SIGTERM) ends the process the usual
+// way. SIGTERM is what `timeout`, systemd and docker send: it stops the run like Ctrl-C.
+class SignalScope {
 public:
-    explicit SigintScope(bool enable) : enabled_(enable) {
+    explicit SignalScope(bool enable) : enabled_(enable) {
         if (!enabled_) return;
-        g_sigint.store(false);
-        previous_ = std::signal(SIGINT, on_sigint);
+        g_signal.store(0);
+        struct sigaction sa {};
+        sa.sa_handler = on_stop_signal;
+        sa.sa_flags = SA_RESETHAND | SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        for (size_t i = 0; i < std::size(signals_); ++i) sigaction(signals_[i], &sa, &previous_[i]);
     }
-    ~SigintScope() {
-        if (enabled_) std::signal(SIGINT, previous_ == SIG_ERR ? SIG_DFL : previous_);
+    ~SignalScope() {
+        if (!enabled_) return;
+        for (size_t i = 0; i < std::size(signals_); ++i) sigaction(signals_[i], &previous_[i], nullptr);
     }
-    SigintScope(const SigintScope&) = delete;
-    SigintScope& operator=(const SigintScope&) = delete;
+    SignalScope(const SignalScope&) = delete;
+    SignalScope& operator=(const SignalScope&) = delete;
 
 private:
+    static constexpr int signals_[2] = {SIGINT, SIGTERM};
     bool enabled_;
-    void (*previous_)(int) = SIG_DFL;
+    struct sigaction previous_[2]{};
 };
 
 std::string lower_ext(const fs::path& p) {
@@ -110,10 +120,40 @@ struct Item {
 
 // The temporary file a run writes, renamed over the output on success: in the output's directory
 // (so the rename is atomic), hidden, with the output's extension (the container follows it).
+std::string partial_prefix(const fs::path& out) {
+    return "." + out.stem().string() + ".partial-";
+}
+
 fs::path temporary_for(const fs::path& out) {
     const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
-    return dir /
-           ("." + out.stem().string() + ".partial-" + std::to_string(::getpid()) + out.extension().string());
+    return dir / (partial_prefix(out) + std::to_string(::getpid()) + out.extension().string());
+}
+
+// Removes the temporary files that runs writing `outputs` (all in `dir`) left behind when they
+// were killed: `.<stem>.partial-<pid><ext>` whose process is gone. Files of live processes (another
+// run writing the same output right now) are left alone.
+void remove_stale_partials(const fs::path& dir, const std::vector<fs::path>& outputs) {
+    std::error_code ec;
+    fs::directory_iterator it(dir.empty() ? fs::path(".") : dir, ec);
+    if (ec) return;
+    for (const fs::directory_entry& e : it) {
+        const std::string name = e.path().filename().string();
+        if (name.size() < 2 || name[0] != '.' || name.find(".partial-") == std::string::npos) continue;
+        for (const fs::path& out : outputs) {
+            const std::string prefix = partial_prefix(out), ext = out.extension().string();
+            if (name.size() <= prefix.size() + ext.size() || name.compare(0, prefix.size(), prefix) != 0 ||
+                name.compare(name.size() - ext.size(), ext.size(), ext) != 0)
+                continue;
+            const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - ext.size());
+            if (digits.empty() || digits.size() > 9 ||
+                !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+                continue;
+            const pid_t pid = static_cast<pid_t>(std::stol(digits));
+            if (pid <= 0 || pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+            fs::remove(e.path(), ec);
+            break;
+        }
+    }
 }
 
 void check_output_dir(const fs::path& out) {
@@ -173,8 +213,8 @@ struct Slot {
 
 class SlotContext final : public FrameContext {
 public:
-    SlotContext(gpu::Device& d, Slot& s, FrameProgress& progress)
-        : device_(d), slot_(s), progress_(progress) {}
+    SlotContext(gpu::Device& d, Slot& s, FrameProgress& progress, std::function<bool()> cancelled)
+        : device_(d), slot_(s), progress_(progress), cancelled_(std::move(cancelled)) {}
     gpu::Device& device() override { return device_; }
     gpu::CommandBuffer& cmd() override { return slot_.stream->cmd(); }
     const gpu::Tensor& input() const override { return slot_.in; }
@@ -184,11 +224,20 @@ public:
     void flush(double progress) override {
         progress_.submitted(slot_.info.index, slot_.stream->submit(), progress);
     }
+    bool cancelled() const override {
+        if (!cancelled_()) return false;
+        told_ = true;
+        return true;
+    }
+    // Whether the processor was told to stop (and so may have left the output unfinished).
+    bool told_to_stop() const { return told_; }
 
 private:
     gpu::Device& device_;
     Slot& slot_;
     FrameProgress& progress_;
+    std::function<bool()> cancelled_;
+    mutable bool told_ = false;
 };
 
 // What the proc stage needs to know about the frames it gets and the ones it makes.
@@ -279,8 +328,8 @@ std::string TranscodeStats::summary() const {
 }
 
 TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
-    SigintScope sigint(desc.handle_sigint);
-    auto cancelled = [&] { return g_sigint.load() || (desc.cancel && desc.cancel->load()); };
+    SignalScope signals(desc.handle_signals);
+    auto cancelled = [&] { return g_signal.load() != 0 || (desc.cancel && desc.cancel->load()); };
     std::error_code ec;
 
     // --- what the input and output are ---
@@ -311,6 +360,7 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                                                    "': cannot write into this folder" +
                                                    (ec ? " (" + ec.message() + ")" : std::string()));
                 for (const auto& p : image_inputs) image_outputs.push_back(desc.output / p.filename());
+                remove_stale_partials(desc.output, image_outputs);
             } else {
                 if (!is_image_path(desc.output))
                     throw Error(ErrorCode::InvalidArgument,
@@ -318,6 +368,7 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                                     "': an image's output must be a .png or .jpg file (or a folder)");
                 check_output_dir(desc.output);
                 image_outputs.push_back(desc.output);
+                remove_stale_partials(desc.output.parent_path(), image_outputs);
             }
             for (size_t i = 0; i < image_inputs.size(); ++i)
                 if (fs::equivalent(image_inputs[i], image_outputs[i], ec))
@@ -344,6 +395,7 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                 throw Error(ErrorCode::InvalidArgument,
                             "'" + desc.output.string() + "': the output would overwrite the input");
             check_output_dir(desc.output);
+            remove_stale_partials(desc.output.parent_path(), {desc.output});
             tmp_out = temporary_for(desc.output);
             WriterDesc wd{.path = tmp_out,
                           .name_for_format = desc.output,
@@ -494,6 +546,12 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
             for (;;) {
                 std::optional<Item> item = to_proc.pop();
                 if (!item) break;
+                if (cancelled()) {
+                    // Stopping: the frames not yet on the GPU are dropped (on a slow device each
+                    // may be seconds of work); those in flight are finished below.
+                    stopped_early = true;
+                    break;
+                }
                 const auto t = Clock::now();
                 AVFrame& f = *item->frame;
                 const Size fs_size{f.width, f.height};
@@ -537,14 +595,23 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                 s.up->stage(f);
                 item->frame.reset();
                 s.up->record(s.stream->cmd(), s.in);
-                SlotContext ctx(*device, s, frame_progress);
+                SlotContext ctx(*device, s, frame_progress, cancelled);
                 processor.process(ctx);
+                if (ctx.told_to_stop()) {
+                    // The processor stopped inside the frame: what it submitted runs out (its
+                    // resources retire), the unfinished frame is not written.
+                    s.stream->submit();
+                    stopped_early = true;
+                    break;
+                }
                 s.down->record(s.stream->cmd(), s.out);
                 s.done = s.stream->submit();
                 s.busy = true;
                 next = (next + 1) % slots.size();
                 proc_busy.add(Clock::now() - t);
             }
+            // Stopped early: wake the load stage if it waits on the full queue.
+            if (stopped_early) to_proc.abort();
             const auto t = Clock::now();
             const bool ok = finish_all();
             proc_busy.add(Clock::now() - t);
@@ -657,9 +724,6 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
     });
     while (!all_done) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        if (cancelled() && !stopped_early) {
-            // Wake the load stage if it waits on a full queue: it checks the flag before each read.
-        }
         const double interval = tty || desc.on_progress ? 0.25 : 5.0;
         if (std::chrono::duration<double>(Clock::now() - last_print).count() >= interval && !all_done) {
             last_print = Clock::now();
@@ -685,9 +749,10 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
     st.output_size = images ? Size{} : out_size;
     st.output_bytes = output_bytes.load();
     st.cancelled = stopped_early.load();
+    if (st.cancelled) st.signal = g_signal.load();
     if (writer) {
-        if (st.cancelled && desc.no_partial) {
-            fs::remove(tmp_out, ec);
+        if (st.cancelled && (desc.no_partial || st.frames == 0)) {
+            fs::remove(tmp_out, ec); // nothing asked for, or nothing done: no file
         } else {
             fs::rename(tmp_out, desc.output, ec);
             if (ec)
@@ -700,7 +765,7 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
         tmp_guard.path.clear();
     } else if (images && !desc.benchmark) {
         st.output = image_outputs.size() == 1 && !folder ? image_outputs[0] : desc.output;
-        st.partial_kept = st.cancelled;
+        st.partial_kept = st.cancelled && st.frames > 0;
     }
     return st;
 }

@@ -22,9 +22,12 @@
 // Failures (missing, unreadable, truncated or non-video input, unknown codec, unwritable output)
 // throw vkml::Error with one line naming the file; a failed run never leaves a file under the
 // output name (it writes `<output dir>/.<name>.partial-<pid>.<ext>` and renames on success).
-// Ctrl-C (SIGINT, when TranscodeDesc::handle_sigint) or TranscodeDesc::cancel stops reading,
-// drains the pipeline, flushes the encoder and keeps the playable partial file under the output
-// name (stats.cancelled; removed instead with no_partial).
+// Such hidden files left by a killed run (SIGKILL, a crash) are removed by the next run on the
+// same output once their process is gone.
+// Ctrl-C or SIGTERM (when TranscodeDesc::handle_signals) or TranscodeDesc::cancel stops reading,
+// drops the frames not yet on the GPU, stops the frame being processed at its next piece (see
+// FrameContext::cancelled), finishes the frames already done, flushes the encoder and keeps the
+// playable partial file under the output name (stats.cancelled; removed instead with no_partial).
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
@@ -70,7 +73,9 @@ struct ProcessorSetup {
 // on the host mid-frame (detector boxes) calls submit_and_wait(): what is recorded so far runs,
 // and cmd() is a fresh recording buffer afterwards. A processor with long work (a big image
 // through a slow model) calls flush() between pieces of it, so that every submission stays short.
-// Either way, cmd() must be asked for again afterwards: it is another buffer.
+// Either way, cmd() must be asked for again afterwards: it is another buffer. Such a processor
+// also asks cancelled() between pieces and returns early when it is true (Ctrl-C, SIGTERM): the
+// frame is then dropped, so a slow device stops within a piece or two, not after the frame.
 class FrameContext {
 public:
     virtual ~FrameContext() = default;
@@ -87,6 +92,9 @@ public:
     // the GPU has done that much. At most a few pieces are queued: the next cmd() waits for the
     // oldest when they are all in flight.
     virtual void flush(double progress) = 0;
+    // Whether the run is being stopped (Ctrl-C, SIGTERM, TranscodeDesc::cancel). A processor that
+    // sees true may return at once, leaving output() unfinished: the frame is not written.
+    virtual bool cancelled() const = 0;
 };
 
 class FrameProcessor {
@@ -147,7 +155,7 @@ struct TranscodeDesc {
     // The device to run on; null: transcode creates one for the run, so a processor that keeps GPU
     // resources after transcode() returns must pass its own (resources die before their device).
     gpu::Device* device = nullptr;
-    bool handle_sigint = true;           // install a SIGINT handler for the run (restored afterwards)
+    bool handle_signals = true;          // SIGINT and SIGTERM handlers for the run (restored afterwards)
     std::atomic<bool>* cancel = nullptr; // set to true from anywhere to stop like Ctrl-C
     // Progress callback, called about 4 times a second; empty: a bar on a terminal (stderr), plain
     // lines every few seconds otherwise.
@@ -172,7 +180,8 @@ struct TranscodeStats {
     Size input_size, output_size;
     uint64_t output_bytes = 0;
     std::filesystem::path output; // where the result went (empty for --benchmark)
-    bool cancelled = false;       // stopped by SIGINT / cancel
+    bool cancelled = false;       // stopped by SIGINT / SIGTERM / cancel
+    int signal = 0;               // the signal that stopped it (SIGINT, SIGTERM), 0 for none or cancel
     bool partial_kept = false;    // cancelled and the partial file left under the output name
     // "1234 frames in 12.3 s (100.3 fps); decode 400 fps, gpu 120 fps, encode 101 fps"
     std::string summary() const;

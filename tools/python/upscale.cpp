@@ -152,7 +152,7 @@ py::dict upscale_video(const py::object& input, const py::object& output, const 
     desc.max_frames = frames;
     desc.quiet = true;
     desc.no_partial = !keep_partial;
-    desc.handle_sigint = false; // Ctrl-C stays Python's: KeyboardInterrupt, seen in the progress hook
+    desc.handle_signals = false; // Ctrl-C stays Python's: KeyboardInterrupt, seen in the progress hook
     desc.log_name = "vkml.upscale_video";
     std::atomic<bool> cancel{false};
     desc.cancel = &cancel;

@@ -418,6 +418,7 @@ int run(const Options& o) {
     if (!o.quiet) std::printf("%s\n", detector.describe().c_str());
 
     std::vector<Record> records;
+    int interrupted = 0; // the exit code once Ctrl-C or SIGTERM stopped a video
     for (const fs::path& f : files) {
         const fs::path out = output_for(o, f, single);
         if (out.has_parent_path()) {
@@ -436,6 +437,12 @@ int run(const Options& o) {
             td.log_name = "vkml detect";
             const media::TranscodeStats st = media::transcode(td, proc);
             if (!o.quiet) std::printf("%s -> %s: %s\n", f.c_str(), st.output.c_str(), st.summary().c_str());
+            if (st.cancelled) {
+                std::fprintf(stderr, "vkml detect: interrupted after %lld frames of %s; %s kept (playable)\n",
+                             static_cast<long long>(st.frames), f.c_str(), st.output.c_str());
+                interrupted = 128 + (st.signal ? st.signal : 2);
+                break;
+            }
 #endif
             continue;
         }
@@ -478,7 +485,7 @@ int run(const Options& o) {
             if (!j) throw Error(ErrorCode::Io, o.json->string() + ": cannot write the JSON file");
         }
     }
-    return 0;
+    return interrupted;
 }
 
 } // namespace vkml::detect_app

@@ -2,6 +2,7 @@
 // folders of images through a super-resolution model on the GPU (media::transcode does the
 // pipeline). With no arguments it upscales the bundled default clip.
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -53,7 +54,8 @@ void usage(FILE* out) {
         "      --frames N         stop after N frames\n"
         "      --benchmark        decode and upscale without encoding; print fps per stage\n"
         "  -q, --quiet            no progress output\n"
-        "      --no-partial       on Ctrl-C remove the partial output (default: keep it, playable)\n",
+        "      --no-partial       on Ctrl-C or SIGTERM remove the partial output (default: keep it,\n"
+        "                         playable)\n",
         default_clip_path().string().c_str());
 }
 
@@ -175,15 +177,17 @@ int upscale_main(Args args) {
                      processor.name().c_str());
     const media::TranscodeStats st = media::transcode(desc, processor);
     if (st.cancelled) {
+        const char* by = st.signal == SIGTERM ? " by SIGTERM" : st.signal == SIGINT ? " by Ctrl-C" : "";
         if (st.partial_kept)
-            std::fprintf(stderr,
-                         "vkml upscale: interrupted after %lld frames; the partial result (playable) is %s\n",
-                         static_cast<long long>(st.frames), st.output.c_str());
+            std::fprintf(
+                stderr,
+                "vkml upscale: interrupted%s after %lld frames; the partial result (playable) is %s\n", by,
+                static_cast<long long>(st.frames), st.output.c_str());
         else
             std::fprintf(stderr,
-                         "vkml upscale: interrupted after %lld frames; the partial output was removed\n",
-                         static_cast<long long>(st.frames));
-        return 130;
+                         "vkml upscale: interrupted%s after %lld frames; the partial output was removed\n",
+                         by, static_cast<long long>(st.frames));
+        return 128 + (st.signal ? st.signal : SIGINT); // 130 for Ctrl-C, 143 for SIGTERM, as shells report
     }
     if (desc.benchmark || !desc.quiet) std::printf("vkml upscale: %s\n", st.summary().c_str());
     if (!desc.benchmark) {
