@@ -292,6 +292,36 @@ TEST_F(MediaTest, CancelWithNoPartialRemovesTheOutput) {
     fs::remove_all(dir);
 }
 
+// Issue 14, item 7: --frames 5 of a 20-frame clip with 0.8 s of audio: 5 frames and the audio up
+// to their end (0.2 s; the packet that straddles it included), the packets unchanged. Before, the
+// whole 0.8 s of audio was copied.
+TEST_F(MediaTest, FramesCutsTheAudioWithTheVideo) {
+    const fs::path dir = scratch_dir("frames-cut");
+    const media::TestClipDesc d = lossless_clip(dir / "in.mkv", 20);
+    media::write_test_clip(d);
+    Identity p;
+    media::TranscodeDesc t{.input = d.path, .output = dir / "out.mkv", .codec = "ffv1"};
+    t.quiet = true;
+    t.device = &dev();
+    t.max_frames = 5;
+    const media::TranscodeStats st = media::transcode(t, p);
+    EXPECT_EQ(st.frames, 5);
+    EXPECT_FALSE(st.cancelled);
+    const DecodedClip in = decode_clip(d.path), out = decode_clip(t.output);
+    ASSERT_EQ(out.rgb.size(), 5u);
+    EXPECT_NEAR(out.seconds.back(), 0.16, 1e-6); // (video_end is on the container's clock)
+    ASSERT_FALSE(out.others.empty());
+    ASSERT_LT(out.others.size(), in.others.size());
+    for (size_t i = 0; i < out.others.size(); ++i) {
+        EXPECT_EQ(out.others[i].data, in.others[i].data) << "audio packet " << i;
+        EXPECT_LT(out.others[i].start, out.video_end) << "audio packet " << i;
+    }
+    EXPECT_GE(out.others.back().end, out.video_end);
+    EXPECT_GE(in.others[out.others.size()].start, out.video_end)
+        << "the first packet left out starts at the cut";
+    fs::remove_all(dir);
+}
+
 // Issue 14, item 6: a cancel on a slow device (2 s frames, in 0.1 s pieces) stops within a piece:
 // the frame being processed and the frames queued behind it are dropped, the frame done is kept.
 // Before, every frame already read (up to 5 here, 10 s) was finished first.

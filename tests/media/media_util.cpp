@@ -86,12 +86,20 @@ DecodedClip decode_clip(const fs::path& path) {
     media::VideoReader reader({path, 1});
     c.info = reader.info();
     reader.on_other_packet = [&](media::PacketPtr p) {
-        PacketRecord r{p->stream_index, p->pts, p->dts, p->duration, {p->data, p->data + p->size}};
+        const double tb = av_q2d(reader.format()->streams[p->stream_index]->time_base);
+        PacketRecord r{p->stream_index,
+                       p->pts,
+                       p->dts,
+                       p->duration,
+                       {p->data, p->data + p->size},
+                       double(p->pts) * tb,
+                       double(p->pts + p->duration) * tb};
         c.others.push_back(std::move(r));
     };
     while (media::FramePtr f = reader.read_frame()) {
         c.rgb.push_back(to_rgb(*f, c.info));
         c.seconds.push_back(double(f->pts - c.info.start_pts) * c.info.time_base.value());
+        c.video_end = double(f->pts + media::frame_duration(*f)) * c.info.time_base.value();
     }
     const AVDictionaryEntry* e = nullptr;
     while ((e = av_dict_get(reader.format()->metadata, "", e, AV_DICT_IGNORE_SUFFIX)))

@@ -15,6 +15,7 @@ struct PacketRecord {
     int stream = 0;
     int64_t pts = 0, dts = 0, duration = 0;
     std::vector<uint8_t> data;
+    double start = 0, end = 0; // seconds: pts and pts + duration in the stream's time base
     bool operator==(const PacketRecord&) const = default;
 };
 
@@ -22,6 +23,7 @@ struct DecodedClip {
     media::VideoInfo info;
     std::vector<std::vector<uint8_t>> rgb;       // RGB24 per frame (CPU reference conversion)
     std::vector<double> seconds;                 // presentation time of each frame, from the stream start
+    double video_end = 0;                        // seconds: the end of the last frame (container clock)
     std::vector<PacketRecord> others;            // audio / subtitle packets, in file order
     std::map<std::string, std::string> metadata; // container tags
 };

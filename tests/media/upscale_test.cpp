@@ -253,6 +253,31 @@ TEST_F(UpscaleTest, TheDefaultImageModelFinishes) {
     fs::remove_all(dir);
 }
 
+// Issue 14, item 7: `--frames 3` of a 10-frame MP4 with AAC audio: 3 frames and the audio to their
+// end (0.12 s, within one AAC packet), not the whole 0.4 s.
+TEST_F(UpscaleTest, FramesCutsAudioAndVideoTogether) {
+    REQUIRE_MODEL(anime4k_s());
+    const fs::path dir = scratch_dir("frames");
+    media::TestClipDesc d;
+    d.path = dir / "in.mp4";
+    d.size = {32, 24};
+    d.frames = 10;
+    media::write_test_clip(d);
+    int status = 0;
+    const std::string log = run_tool("upscale " + d.path.string() + " -o " + (dir / "out.mp4").string() +
+                                         " -m anime4k-s --frames 3 -q",
+                                     status);
+    ASSERT_EQ(status, 0) << log;
+    const DecodedClip out = decode_clip(dir / "out.mp4");
+    ASSERT_EQ(out.rgb.size(), 3u);
+    EXPECT_NEAR(out.video_end, 0.12, 1e-3);
+    ASSERT_FALSE(out.others.empty());
+    EXPECT_LT(out.others.back().start, out.video_end);
+    EXPECT_GE(out.others.back().end, out.video_end);
+    EXPECT_LT(out.others.back().end, out.video_end + 0.03) << "one AAC packet (21 ms) at most past the video";
+    fs::remove_all(dir);
+}
+
 // --benchmark: fps per stage, nothing written.
 TEST_F(UpscaleTest, BenchmarkPrintsStagesAndWritesNothing) {
     REQUIRE_MODEL(anime4k_s());

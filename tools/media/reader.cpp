@@ -13,8 +13,10 @@ extern "C" {
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <mutex>
 #include <string_view>
+#include <vector>
 
 #include "vkml/error.hpp"
 
@@ -252,7 +254,13 @@ FramePtr VideoReader::read_frame() {
             if (dur <= 0 && info_.frame_rate.num > 0)
                 dur = av_rescale_q(1, av_inv_q({info_.frame_rate.num, info_.frame_rate.den}),
                                    {info_.time_base.num, info_.time_base.den});
-            next_pts_ = pts + std::max<int64_t>(dur, 1);
+            dur = std::max<int64_t>(dur, 1);
+#if LIBAVUTIL_VERSION_MAJOR >= 58
+            frame->duration = dur;
+#else
+            frame->pkt_duration = dur;
+#endif
+            next_pts_ = pts + dur;
             return frame;
         }
         if (ret == AVERROR_EOF) return nullptr;
@@ -291,6 +299,67 @@ FramePtr VideoReader::read_frame() {
                 warned_ = true;
             }
         } else if (on_other_packet) {
+            PacketPtr copy = make_packet();
+            av_packet_move_ref(copy.get(), pkt);
+            on_other_packet(std::move(copy));
+        } else {
+            av_packet_unref(pkt);
+        }
+    }
+}
+
+} // namespace vkml::media
+
+namespace vkml::media {
+
+int64_t frame_duration(const AVFrame& frame) {
+#if LIBAVUTIL_VERSION_MAJOR >= 58
+    return frame.duration;
+#else
+    return frame.pkt_duration;
+#endif
+}
+
+double packet_seconds(const AVFormatContext* fmt, const AVPacket& packet) {
+    const int64_t t = packet.pts != AV_NOPTS_VALUE ? packet.pts : packet.dts;
+    if (t == AV_NOPTS_VALUE || packet.stream_index < 0 ||
+        static_cast<unsigned>(packet.stream_index) >= fmt->nb_streams)
+        return -std::numeric_limits<double>::infinity();
+    return static_cast<double>(t) * av_q2d(fmt->streams[packet.stream_index]->time_base);
+}
+
+void VideoReader::read_other_packets(double until) {
+    // Each copied stream is done once a packet of it starts at `until` or later (the demuxer
+    // interleaves by time, so what follows is later still), or at the end of the file.
+    std::vector<bool> done(fmt_->nb_streams, true);
+    size_t left = 0;
+    for (unsigned i = 0; i < fmt_->nb_streams; ++i) {
+        const auto type = fmt_->streams[i]->codecpar->codec_type;
+        if (static_cast<int>(i) != video_index_ &&
+            (type == AVMEDIA_TYPE_AUDIO || type == AVMEDIA_TYPE_SUBTITLE)) {
+            done[i] = false;
+            ++left;
+        }
+    }
+    AVPacket* pkt = dec_->pkt.get();
+    while (left > 0 && !eof_) {
+        const int ret = av_read_frame(fmt_, pkt);
+        if (ret < 0) {
+            eof_ = true;
+            break;
+        }
+        const int si = pkt->stream_index;
+        if (si < 0 || static_cast<unsigned>(si) >= fmt_->nb_streams || si == video_index_ || done[si]) {
+            av_packet_unref(pkt);
+            continue;
+        }
+        if (packet_seconds(fmt_, *pkt) >= until) {
+            done[si] = true;
+            --left;
+            av_packet_unref(pkt);
+            continue;
+        }
+        if (on_other_packet) {
             PacketPtr copy = make_packet();
             av_packet_move_ref(copy.get(), pkt);
             on_other_packet(std::move(copy));

@@ -78,6 +78,10 @@ public:
     // truncated() says so afterwards.
     FramePtr read_frame();
     std::function<void(PacketPtr)> on_other_packet;
+    // After the last video frame wanted (--frames N): reads on without decoding video, handing the
+    // copied streams' packets that start before `until` (seconds, the container's clock) to
+    // on_other_packet, until every copied stream has reached `until` or the file ends.
+    void read_other_packets(double until);
     bool truncated() const { return truncated_; }
     // For the writer: the demuxer and the video stream's index.
     AVFormatContext* format() const { return fmt_; }
@@ -96,5 +100,12 @@ private:
 
 // A libav error code as text ("Invalid data found when processing input").
 std::string av_error(int code);
+
+// A decoded frame's duration in its stream's time base (read_frame fills it in when the stream
+// has none).
+int64_t frame_duration(const AVFrame& frame);
+// When a packet starts, in seconds on the container's clock (its pts, else its dts, times its
+// stream's time base); -infinity when it has no timestamp.
+double packet_seconds(const AVFormatContext* fmt, const AVPacket& packet);
 
 } // namespace vkml::media

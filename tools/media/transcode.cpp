@@ -19,6 +19,7 @@ extern "C" {
 #include <deque>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -450,8 +451,21 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
     FrameProgress frame_progress;
     std::atomic<uint64_t> output_bytes{0};
     std::atomic<bool> stopped_early{false};
-    std::mutex side_mutex; // packets of copied streams, from the load thread to the save thread
-    std::deque<PacketPtr> side_packets;
+    // Packets of copied streams (audio, subtitles), from the load thread to the save thread, with
+    // their start in seconds. The save thread writes each once the video has reached its start,
+    // so a run cut short (--frames, Ctrl-C) ends its audio with its video.
+    struct SidePacket {
+        PacketPtr packet;
+        double seconds = 0;
+    };
+    std::mutex side_mutex;
+    std::deque<SidePacket> side_packets;
+    std::atomic<bool> cut_streams{false}; // the video stopped before the input's end: cut the rest too
+    auto queue_side = [&](PacketPtr p) {
+        const double t = packet_seconds(reader->format(), *p);
+        std::lock_guard lock(side_mutex);
+        side_packets.push_back({std::move(p), t});
+    };
     const int64_t total = images
                               ? static_cast<int64_t>(image_inputs.size())
                               : (desc.max_frames > 0 && reader->info().frame_count > 0
@@ -461,23 +475,25 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
 
     std::thread load([&] {
         try {
-            if (reader && writer)
-                reader->on_other_packet = [&](PacketPtr p) {
-                    std::lock_guard lock(side_mutex);
-                    side_packets.push_back(std::move(p));
-                };
+            if (reader && writer) reader->on_other_packet = queue_side;
+            double video_end = -std::numeric_limits<double>::infinity(); // of the frames read, seconds
             for (int64_t i = 0;; ++i) {
                 if (cancelled()) {
                     stopped_early = true;
                     break;
                 }
-                if (desc.max_frames > 0 && i >= desc.max_frames) break;
+                if (desc.max_frames > 0 && i >= desc.max_frames) {
+                    // --frames N: the copied streams end where the N-th frame ends.
+                    cut_streams = true;
+                    if (reader && writer) reader->read_other_packets(video_end);
+                    break;
+                }
                 const auto t = Clock::now();
                 Item item;
                 if (images) {
                     if (i >= static_cast<int64_t>(image_inputs.size())) break;
                     item.frame = load_image(image_inputs[i]);
-                    item.info = {i, i, double(i), image_inputs[i].string()};
+                    item.info = {i, i, 1, double(i), image_inputs[i].string()};
                 } else {
                     item.frame = reader->read_frame();
                     if (!item.frame) {
@@ -491,22 +507,15 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                         break;
                     }
                     const auto& vi = reader->info();
-                    item.info = {i, item.frame->pts,
+                    item.info = {i, item.frame->pts, frame_duration(*item.frame),
                                  double(item.frame->pts - vi.start_pts) * vi.time_base.value(),
                                  desc.input.string()};
+                    video_end = std::max(video_end,
+                                         double(item.frame->pts + item.info.duration) * vi.time_base.value());
                 }
                 load_busy.add(Clock::now() - t);
                 ++frames_loaded;
                 if (!to_proc.push(std::move(item))) return;
-            }
-            // The rest of the copied streams (audio longer than the video) when not cancelled.
-            if (reader && writer && !stopped_early) {
-                reader->on_other_packet = [&](PacketPtr p) {
-                    std::lock_guard lock(side_mutex);
-                    side_packets.push_back(std::move(p));
-                };
-                while (reader->read_frame()) {
-                }
             }
             to_proc.close();
         } catch (...) {
@@ -623,21 +632,27 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
 
     std::thread save([&] {
         try {
-            auto drain_side = [&] {
-                std::deque<PacketPtr> batch;
+            // Writes the copied packets that start before `until` (seconds; infinity: all).
+            auto drain_side = [&](double until) {
+                std::deque<SidePacket> batch, later;
                 {
                     std::lock_guard lock(side_mutex);
-                    batch.swap(side_packets);
+                    for (SidePacket& p : side_packets)
+                        (p.seconds < until ? batch : later).push_back(std::move(p));
+                    side_packets.swap(later);
                 }
-                for (PacketPtr& p : batch) writer->write_packet(std::move(p));
+                for (SidePacket& p : batch) writer->write_packet(std::move(p.packet));
             };
+            const double tb = reader ? reader->info().time_base.value() : 0.0;
+            double written_end = -std::numeric_limits<double>::infinity(); // of the video written
             size_t image_index = 0;
             for (;;) {
                 std::optional<Item> item = to_save.pop();
                 if (!item) break;
                 const auto t = Clock::now();
                 if (writer) {
-                    drain_side();
+                    drain_side(double(item->info.pts) * tb);
+                    written_end = double(item->info.pts + item->info.duration) * tb;
                     writer->write_frame(item->frame.get());
                     output_bytes = writer->bytes_written();
                 } else if (images && !desc.benchmark) {
@@ -653,7 +668,10 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
             }
             if (writer) {
                 const auto t = Clock::now();
-                drain_side();
+                // The whole input: every copied packet (audio may run past the video). Cut short
+                // (--frames, Ctrl-C): those that start before the last frame written ends.
+                const bool cut = cut_streams || stopped_early;
+                drain_side(cut ? written_end : std::numeric_limits<double>::infinity());
                 writer->finish();
                 save_busy.add(Clock::now() - t);
                 output_bytes = fs::file_size(tmp_out);

@@ -51,10 +51,11 @@ struct Size {
 
 // Where a frame sits in its stream.
 struct FrameInfo {
-    int64_t index = 0;  // 0-based, in decode (presentation) order
-    int64_t pts = 0;    // in the input stream's time base (AV_NOPTS_VALUE-free: estimated if absent)
-    double seconds = 0; // pts as seconds from the stream start
-    std::string file;   // the source file (images: each image's path)
+    int64_t index = 0;    // 0-based, in decode (presentation) order
+    int64_t pts = 0;      // in the input stream's time base (AV_NOPTS_VALUE-free: estimated if absent)
+    int64_t duration = 0; // in the same time base (estimated from the frame rate if absent)
+    double seconds = 0;   // pts as seconds from the stream start
+    std::string file;     // the source file (images: each image's path)
 };
 
 // Setup handed to FrameProcessor::prepare once, on the processing thread, before the first frame.
@@ -150,7 +151,8 @@ struct TranscodeDesc {
     bool quiet = false;      // no progress output
     bool no_partial = false; // on cancel, remove the partial output instead of keeping it
     bool benchmark = false;  // decode + process (+ read back), no encode, no output file
-    int64_t max_frames = 0;  // stop after this many frames (0 = all)
+    int64_t max_frames = 0;  // stop after this many frames (0 = all); the copied streams (audio,
+                             // subtitles) are cut at the end of the last frame too
 
     // The device to run on; null: transcode creates one for the run, so a processor that keeps GPU
     // resources after transcode() returns must pass its own (resources die before their device).
