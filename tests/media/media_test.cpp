@@ -350,6 +350,76 @@ TEST_F(MediaTest, CancelOnASlowDeviceStopsWithinAPiece) {
     fs::remove_all(dir);
 }
 
+namespace {
+
+std::string file_bytes(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+// A copy of `from` with the middle half of its `which`-th video packet scrambled.
+void damage_video_packet(const fs::path& from, const fs::path& to, int which) {
+    std::string bytes = file_bytes(from);
+    AVFormatContext* fmt = nullptr;
+    ASSERT_GE(avformat_open_input(&fmt, from.c_str(), nullptr, nullptr), 0);
+    ASSERT_GE(avformat_find_stream_info(fmt, nullptr), 0);
+    const media::PacketPtr pkt = media::make_packet();
+    for (int n = 0; av_read_frame(fmt, pkt.get()) >= 0; av_packet_unref(pkt.get())) {
+        if (fmt->streams[pkt->stream_index]->codecpar->codec_type != AVMEDIA_TYPE_VIDEO || n++ != which)
+            continue;
+        for (int i = pkt->size / 4; i < pkt->size * 3 / 4; ++i) bytes[size_t(pkt->pos + i)] ^= char(0x5a + i);
+    }
+    avformat_close_input(&fmt);
+    std::ofstream(to, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
+}
+
+} // namespace
+
+// Issue 14, item 5: input that is cut short or damaged is an error naming the file and leaves no
+// output; with tolerate_errors the run goes on with what decodes. The cases: a fast-start MP4 (index
+// first) cut in half, which before gave 8 of its 20 frames and no word, and an H.264 frame with
+// scrambled data, which before was concealed without a word.
+TEST_F(MediaTest, DamagedOrTruncatedInputIsAnErrorUnlessTolerated) {
+    const fs::path dir = scratch_dir("damaged");
+    media::TestClipDesc d;
+    d.path = dir / "fast.mp4";
+    d.frames = 20;
+    d.muxer_options = {{"movflags", "+faststart"}};
+    media::write_test_clip(d);
+    {
+        const std::string bytes = file_bytes(d.path);
+        std::ofstream(dir / "cut.mp4", std::ios::binary)
+            .write(bytes.data(), std::streamsize(bytes.size() / 2));
+    }
+    damage_video_packet(d.path, dir / "scrambled.mp4", 3);
+    Identity p;
+    auto run = [&](const char* in, const char* out, bool tolerate) {
+        media::TranscodeDesc t{.input = dir / in, .output = dir / out, .codec = "ffv1"};
+        t.quiet = true;
+        t.device = &dev();
+        t.tolerate_errors = tolerate;
+        t.tolerate_hint = " (tolerate?)";
+        return t;
+    };
+    std::string e = error_of(run("cut.mp4", "cut.mkv", false), p);
+    EXPECT_NE(e.find("cut.mp4"), std::string::npos) << e;
+    EXPECT_NE(e.find("truncated"), std::string::npos) << e;
+    EXPECT_NE(e.find("(tolerate?)"), std::string::npos) << e;
+    e = error_of(run("scrambled.mp4", "scrambled.mkv", false), p);
+    EXPECT_NE(e.find("scrambled.mp4"), std::string::npos) << e;
+    EXPECT_NE(e.find("damaged"), std::string::npos) << e;
+    EXPECT_EQ(list_dir(dir), (std::vector<std::string>{"cut.mp4", "fast.mp4", "scrambled.mp4"}));
+
+    media::TranscodeStats st = media::transcode(run("cut.mp4", "cut.mkv", true), p);
+    EXPECT_GT(st.frames, 0);
+    EXPECT_LT(st.frames, 20);
+    EXPECT_EQ(decode_clip(dir / "cut.mkv").rgb.size(), size_t(st.frames));
+    st = media::transcode(run("scrambled.mp4", "scrambled.mkv", true), p);
+    EXPECT_EQ(st.frames, 20);
+    EXPECT_EQ(decode_clip(dir / "scrambled.mkv").rgb.size(), 20u);
+    fs::remove_all(dir);
+}
+
 // Every failure is a vkml::Error naming the file, and leaves no output behind.
 TEST_F(MediaTest, ErrorsNameTheFileAndLeaveNothing) {
     const fs::path dir = scratch_dir("errors");

@@ -278,6 +278,62 @@ TEST_F(UpscaleTest, FramesCutsAudioAndVideoTogether) {
     fs::remove_all(dir);
 }
 
+// Issue 14, item 5, as a user meets it: a fast-start MP4 cut in half (which before came out as 8
+// of its 20 frames with exit 0) is one error line naming it and exit 1, with no output; with
+// --tolerate-errors a warning and the frames that could be read. A folder with a truncated PNG:
+// the same, and the other image written when tolerated.
+TEST_F(UpscaleTest, TruncatedInputFailsUnlessTolerated) {
+    REQUIRE_MODEL(anime4k_s());
+    const fs::path dir = scratch_dir("truncated");
+    media::TestClipDesc d;
+    d.path = dir / "full.mp4";
+    d.size = {32, 24};
+    d.frames = 20;
+    d.muxer_options = {{"movflags", "+faststart"}};
+    media::write_test_clip(d);
+    auto cut = [](const fs::path& from, const fs::path& to) {
+        std::ifstream f(from, std::ios::binary);
+        const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+        std::ofstream(to, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size() / 2));
+    };
+    cut(d.path, dir / "cut.mp4");
+    fs::remove(d.path);
+    const std::string out = (dir / "out.mp4").string();
+    int status = 0;
+    std::string log =
+        run_tool("upscale " + (dir / "cut.mp4").string() + " -o " + out + " -m anime4k-s -q", status);
+    EXPECT_EQ(status, 1) << log;
+    EXPECT_NE(log.find("cut.mp4"), std::string::npos) << log;
+    EXPECT_NE(log.find("truncated"), std::string::npos) << log;
+    EXPECT_NE(log.find("--tolerate-errors"), std::string::npos) << log;
+    EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
+    EXPECT_EQ(list_dir(dir), (std::vector<std::string>{"cut.mp4"}));
+    log = run_tool("upscale " + (dir / "cut.mp4").string() + " -o " + out +
+                       " -m anime4k-s -q --tolerate-errors",
+                   status);
+    EXPECT_EQ(status, 0) << log;
+    EXPECT_NE(log.find("warning"), std::string::npos) << log;
+    const size_t frames = decode_clip(out).rgb.size();
+    EXPECT_GT(frames, 0u);
+    EXPECT_LT(frames, 20u);
+
+    fs::create_directories(dir / "photos");
+    const auto a = pattern(16, 12, 1), b = pattern(16, 12, 2);
+    ASSERT_TRUE(stbi_write_png((dir / "photos/a.png").c_str(), 16, 12, 3, a.data(), 48));
+    ASSERT_TRUE(stbi_write_png((dir / "b.png").c_str(), 16, 12, 3, b.data(), 48));
+    cut(dir / "b.png", dir / "photos/b.png");
+    const std::string folder = (dir / "photos").string(), big = (dir / "big").string();
+    log = run_tool("upscale " + folder + " -o " + big + " -m anime4k-s -q", status);
+    EXPECT_EQ(status, 1) << log;
+    EXPECT_NE(log.find("b.png"), std::string::npos) << log;
+    EXPECT_FALSE(fs::exists(dir / "big/b.png"));
+    log = run_tool("upscale " + folder + " -o " + big + " -m anime4k-s -q --tolerate-errors", status);
+    EXPECT_EQ(status, 0) << log;
+    EXPECT_NE(log.find("b.png"), std::string::npos) << log;
+    EXPECT_EQ(list_dir(dir / "big"), (std::vector<std::string>{"a.png"}));
+    fs::remove_all(dir);
+}
+
 // --benchmark: fps per stage, nothing written.
 TEST_F(UpscaleTest, BenchmarkPrintsStagesAndWritesNothing) {
     REQUIRE_MODEL(anime4k_s());

@@ -217,7 +217,10 @@ void write_test_clip(const TestClipDesc& d) {
     }
     ret = avio_open(&o.fmt->pb, d.path.c_str(), AVIO_FLAG_WRITE);
     if (ret < 0) fail(d, "cannot write", ret);
-    ret = avformat_write_header(o.fmt, nullptr);
+    AVDictionary* mux = nullptr;
+    for (const auto& [k, v] : d.muxer_options) av_dict_set(&mux, k.c_str(), v.c_str(), 0);
+    ret = avformat_write_header(o.fmt, &mux);
+    av_dict_free(&mux);
     if (ret < 0) fail(d, "cannot write the header", ret);
 
     for (int64_t i = 0; i < d.frames; ++i) {

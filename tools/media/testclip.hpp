@@ -29,7 +29,8 @@ struct TestClipDesc {
     int sample_rate = 48000;
     double audio_seconds = 0; // 0: as long as the video
     int rotation = 0;         // display matrix, degrees (counter-clockwise, as libavutil/display.h)
-    std::map<std::string, std::string> metadata; // container tags
+    std::map<std::string, std::string> metadata;                    // container tags
+    std::vector<std::pair<std::string, std::string>> muxer_options; // e.g. {"movflags", "+faststart"}
     // Paints frame `index` into `frame` (allocated in pix_fmt at `size`). Default: a moving gradient
     // with a bright square, distinct per frame.
     std::function<void(int64_t index, AVFrame& frame)> paint;

@@ -379,7 +379,9 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
     }
 
     std::unique_ptr<VideoReader> reader;
-    if (!images) reader = std::make_unique<VideoReader>(ReaderDesc{desc.input, desc.threads.load});
+    if (!images)
+        reader =
+            std::make_unique<VideoReader>(ReaderDesc{desc.input, desc.threads.load, desc.tolerate_errors});
     fs::path tmp_out;
     std::unique_ptr<VideoWriter> writer;
     Size in_size = reader ? reader->info().size : Size{};
@@ -461,6 +463,7 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
     std::mutex side_mutex;
     std::deque<SidePacket> side_packets;
     std::atomic<bool> cut_streams{false}; // the video stopped before the input's end: cut the rest too
+    int64_t skipped_images = 0;           // unreadable images of a folder (tolerate_errors)
     auto queue_side = [&](PacketPtr p) {
         const double t = packet_seconds(reader->format(), *p);
         std::lock_guard lock(side_mutex);
@@ -492,15 +495,24 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                 Item item;
                 if (images) {
                     if (i >= static_cast<int64_t>(image_inputs.size())) break;
-                    item.frame = load_image(image_inputs[i]);
+                    try {
+                        item.frame = load_image(image_inputs[i]);
+                    } catch (const Error& e) {
+                        // A damaged image of a folder, tolerated: the others go on.
+                        if (!desc.tolerate_errors || !folder) throw;
+                        std::fprintf(stderr, "%s: warning: %s; skipped (--tolerate-errors)\n",
+                                     desc.log_name.c_str(), e.what());
+                        ++skipped_images;
+                        continue;
+                    }
                     item.info = {i, i, 1, double(i), image_inputs[i].string()};
                 } else {
-                    item.frame = reader->read_frame();
+                    try {
+                        item.frame = reader->read_frame();
+                    } catch (const DamagedInput& e) {
+                        throw DamagedInput(e.code(), std::string(e.what()) + desc.tolerate_hint);
+                    }
                     if (!item.frame) {
-                        if (reader->truncated())
-                            throw Error(ErrorCode::Io,
-                                        "'" + desc.input.string() + "': the file ends early after " +
-                                            std::to_string(i) + " frames (truncated or damaged)");
                         if (i == 0)
                             throw Error(ErrorCode::InvalidArgument,
                                         "'" + desc.input.string() + "': no video frame could be decoded");
@@ -645,7 +657,6 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
             };
             const double tb = reader ? reader->info().time_base.value() : 0.0;
             double written_end = -std::numeric_limits<double>::infinity(); // of the video written
-            size_t image_index = 0;
             for (;;) {
                 std::optional<Item> item = to_save.pop();
                 if (!item) break;
@@ -656,8 +667,9 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                     writer->write_frame(item->frame.get());
                     output_bytes = writer->bytes_written();
                 } else if (images && !desc.benchmark) {
-                    save_image(*item->frame, image_outputs.at(image_index++));
-                    output_bytes += fs::file_size(image_outputs[image_index - 1]);
+                    const fs::path& out = image_outputs.at(static_cast<size_t>(item->info.index));
+                    save_image(*item->frame, out);
+                    output_bytes += fs::file_size(out);
                 }
                 ++frames_done;
                 save_busy.add(Clock::now() - t);
@@ -751,6 +763,14 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
     joiner.join();
     if (bar_shown) report(true);
     if (error) std::rethrow_exception(error);
+    // Damage that was tolerated: said once more at the end, with what it cost.
+    std::string problems = reader ? reader->problems() : std::string();
+    if (skipped_images > 0)
+        problems = std::to_string(skipped_images) + " unreadable image" + (skipped_images == 1 ? "" : "s") +
+                   " skipped";
+    if (!problems.empty())
+        std::fprintf(stderr, "%s: warning: '%s': %s; the output has what could be read\n",
+                     desc.log_name.c_str(), desc.input.c_str(), problems.c_str());
 
     TranscodeStats st;
     st.seconds = seconds_since(t0);

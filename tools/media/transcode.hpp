@@ -151,8 +151,13 @@ struct TranscodeDesc {
     bool quiet = false;      // no progress output
     bool no_partial = false; // on cancel, remove the partial output instead of keeping it
     bool benchmark = false;  // decode + process (+ read back), no encode, no output file
-    int64_t max_frames = 0;  // stop after this many frames (0 = all); the copied streams (audio,
-                             // subtitles) are cut at the end of the last frame too
+    // Damaged or truncated input (a frame that fails to decode, a file cut short, an unreadable
+    // image of a folder): false, an error naming the file; true, a warning and on with what can be
+    // read (see VideoReader). tolerate_hint is added to the error, e.g. "; --tolerate-errors ...".
+    bool tolerate_errors = false;
+    std::string tolerate_hint;
+    int64_t max_frames = 0; // stop after this many frames (0 = all); the copied streams (audio,
+                            // subtitles) are cut at the end of the last frame too
 
     // The device to run on; null: transcode creates one for the run, so a processor that keeps GPU
     // resources after transcode() returns must pass its own (resources die before their device).

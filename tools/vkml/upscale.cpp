@@ -51,7 +51,9 @@ void usage(FILE* out) {
         "pipeline:\n"
         "  -j, --threads L:P:S    decoder threads : GPU frames in flight : encoder threads (default 0:2:0,\n"
         "                         0 = automatic)\n"
-        "      --frames N         stop after N frames\n"
+        "      --frames N         stop after N frames (audio and subtitles are cut with them)\n"
+        "      --tolerate-errors  go on past damaged or truncated input (and unreadable images of a\n"
+        "                         folder) with a warning; default: an error, exit 1, no output\n"
         "      --benchmark        decode and upscale without encoding; print fps per stage\n"
         "  -q, --quiet            no progress output\n"
         "      --no-partial       on Ctrl-C or SIGTERM remove the partial output (default: keep it,\n"
@@ -95,6 +97,7 @@ int upscale_main(Args args) {
     ModelChoice model;
     media::TranscodeDesc desc;
     desc.log_name = "vkml upscale";
+    desc.tolerate_hint = " (--tolerate-errors upscales what can be read)";
     auto value = [&](size_t& i, std::string_view opt) -> std::string_view {
         if (i + 1 >= args.size()) bad_usage(std::string(opt) + " needs a value");
         return args[++i];
@@ -137,6 +140,8 @@ int upscale_main(Args args) {
             desc.threads = media::parse_thread_counts(value(i, a));
         } else if (a == "--frames") {
             desc.max_frames = to_int(value(i, a), "--frames", 1, 1 << 30);
+        } else if (a == "--tolerate-errors") {
+            desc.tolerate_errors = true;
         } else if (a == "--benchmark") {
             desc.benchmark = true;
         } else if (a == "-q" || a == "--quiet") {
