@@ -334,6 +334,58 @@ TEST_F(UpscaleTest, TruncatedInputFailsUnlessTolerated) {
     fs::remove_all(dir);
 }
 
+// Issue 14, item 3: a disk that fills up (here a file size limit, RLIMIT_FSIZE, which fails writes
+// past it with EFBIG as a full disk fails them with ENOSPC) is an error naming the output the user
+// asked for, never the hidden temporary name, exit 1, and nothing half-written: not for a video,
+// a PNG, a JPEG, nor the image of a folder that does not fit (the one before it is complete).
+// Before, the PNG came out cut at the limit and the JPEG empty, both with "wrote" and exit 0.
+TEST_F(UpscaleTest, AFullDiskIsAnErrorAndLeavesNoHalfWrittenOutput) {
+    REQUIRE_MODEL(anime4k_s());
+    const fs::path dir = scratch_dir("full-disk");
+    const uint64_t limit = 1500; // bytes any file may have
+    media::TestClipDesc d;
+    d.path = dir / "in.mp4";
+    d.size = {64, 48};
+    d.frames = 10;
+    media::write_test_clip(d);
+    const auto px = pattern(32, 24, 1), flat = std::vector<uint8_t>(8 * 8 * 3, 90);
+    ASSERT_TRUE(stbi_write_png((dir / "in.png").c_str(), 32, 24, 3, px.data(), 96));
+    fs::create_directories(dir / "photos");
+    ASSERT_TRUE(stbi_write_png((dir / "photos/a.png").c_str(), 8, 8, 3, flat.data(), 24));
+    ASSERT_TRUE(stbi_write_png((dir / "photos/b.png").c_str(), 32, 24, 3, px.data(), 96));
+    const std::vector<std::string> inputs{d.path.string(), (dir / "in.png").string(),
+                                          (dir / "in.png").string(), (dir / "photos").string()};
+    const std::vector<std::string> outputs{"out.mp4", "out.png", "out.jpg", "big"};
+    const std::vector<std::string> named{"out.mp4", "out.png", "out.jpg", "b.png"};
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        const fs::path out = dir / "o" / outputs[i];
+        fs::create_directories(dir / "o");
+        int status = 0;
+        std::string log = run_tool_limited(
+            {"upscale", inputs[i], "-o", out.string(), "-m", "anime4k-s", "-q"}, limit, status);
+        EXPECT_EQ(status, 1) << outputs[i] << ": " << log;
+        EXPECT_NE(log.find(named[i] + "': cannot "), std::string::npos) << outputs[i] << ": " << log;
+        EXPECT_NE(log.find("(File too large)"), std::string::npos) << outputs[i] << ": " << log;
+        EXPECT_EQ(log.find(".partial"), std::string::npos) << log;
+        EXPECT_EQ(log.find("wrote"), std::string::npos) << log;
+        if (outputs[i] == "big") {
+            EXPECT_EQ(list_dir(dir / "o"), (std::vector<std::string>{"big"}));
+            EXPECT_EQ(list_dir(dir / "o/big"), (std::vector<std::string>{"a.png"}));
+            int w = 0, h = 0;
+            EXPECT_EQ(load_png(dir / "o/big/a.png", w, h).size(), 16u * 16 * 3)
+                << "the image before is whole";
+        } else {
+            EXPECT_TRUE(list_dir(dir / "o").empty()) << outputs[i];
+        }
+        // Without the limit, the same run writes more than the limit: the limit was what failed it.
+        log = run_tool("upscale " + inputs[i] + " -o " + out.string() + " -m anime4k-s -q", status);
+        ASSERT_EQ(status, 0) << log;
+        EXPECT_GT(fs::is_directory(out) ? fs::file_size(out / "b.png") : fs::file_size(out), limit);
+        fs::remove_all(dir / "o");
+    }
+    fs::remove_all(dir);
+}
+
 // --benchmark: fps per stage, nothing written.
 TEST_F(UpscaleTest, BenchmarkPrintsStagesAndWritesNothing) {
     REQUIRE_MODEL(anime4k_s());

@@ -28,6 +28,7 @@ extern "C" {
 #include <unistd.h>
 
 #include "convert.hpp"
+#include "output_file.hpp"
 #include "queue.hpp"
 #include "reader.hpp"
 #include "vkml/error.hpp"
@@ -118,44 +119,6 @@ struct Item {
     FramePtr frame;
     FrameInfo info;
 };
-
-// The temporary file a run writes, renamed over the output on success: in the output's directory
-// (so the rename is atomic), hidden, with the output's extension (the container follows it).
-std::string partial_prefix(const fs::path& out) {
-    return "." + out.stem().string() + ".partial-";
-}
-
-fs::path temporary_for(const fs::path& out) {
-    const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
-    return dir / (partial_prefix(out) + std::to_string(::getpid()) + out.extension().string());
-}
-
-// Removes the temporary files that runs writing `outputs` (all in `dir`) left behind when they
-// were killed: `.<stem>.partial-<pid><ext>` whose process is gone. Files of live processes (another
-// run writing the same output right now) are left alone.
-void remove_stale_partials(const fs::path& dir, const std::vector<fs::path>& outputs) {
-    std::error_code ec;
-    fs::directory_iterator it(dir.empty() ? fs::path(".") : dir, ec);
-    if (ec) return;
-    for (const fs::directory_entry& e : it) {
-        const std::string name = e.path().filename().string();
-        if (name.size() < 2 || name[0] != '.' || name.find(".partial-") == std::string::npos) continue;
-        for (const fs::path& out : outputs) {
-            const std::string prefix = partial_prefix(out), ext = out.extension().string();
-            if (name.size() <= prefix.size() + ext.size() || name.compare(0, prefix.size(), prefix) != 0 ||
-                name.compare(name.size() - ext.size(), ext.size(), ext) != 0)
-                continue;
-            const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - ext.size());
-            if (digits.empty() || digits.size() > 9 ||
-                !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
-                continue;
-            const pid_t pid = static_cast<pid_t>(std::stol(digits));
-            if (pid <= 0 || pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
-            fs::remove(e.path(), ec);
-            break;
-        }
-    }
-}
 
 void check_output_dir(const fs::path& out) {
     const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
@@ -263,26 +226,30 @@ FramePtr load_image(const fs::path& path) {
     return f;
 }
 
+// The image file's bytes, encoded in memory (stb writes through a callback), so that the file
+// itself is written by write_file_atomically with every write checked.
+void append_bytes(void* context, void* data, int size) {
+    auto* out = static_cast<std::vector<uint8_t>*>(context);
+    const auto* p = static_cast<const uint8_t*>(data);
+    out->insert(out->end(), p, p + size);
+}
+
 void save_image(const AVFrame& f, const fs::path& path) {
-    const fs::path tmp = temporary_for(path);
     const std::string ext = lower_ext(path);
-    // stb writes rows from one stride; AVFrame's linesize is that stride.
+    std::vector<uint8_t> bytes;
     int ok = 0;
+    // stb writes rows from one stride; AVFrame's linesize is that stride.
     if (ext == ".png")
-        ok = stbi_write_png(tmp.c_str(), f.width, f.height, 3, f.data[0], f.linesize[0]);
+        ok = stbi_write_png_to_func(append_bytes, &bytes, f.width, f.height, 3, f.data[0], f.linesize[0]);
     else {
         std::vector<uint8_t> tight(size_t(f.width) * f.height * 3);
         for (int y = 0; y < f.height; ++y)
             std::memcpy(tight.data() + size_t(y) * f.width * 3, f.data[0] + int64_t(y) * f.linesize[0],
                         size_t(f.width) * 3);
-        ok = stbi_write_jpg(tmp.c_str(), f.width, f.height, 3, tight.data(), 95);
+        ok = stbi_write_jpg_to_func(append_bytes, &bytes, f.width, f.height, 3, tight.data(), 95);
     }
-    if (!ok) {
-        std::error_code ec;
-        fs::remove(tmp, ec);
-        throw Error(ErrorCode::Io, "'" + path.string() + "': cannot write the image");
-    }
-    fs::rename(tmp, path);
+    if (!ok || bytes.empty()) throw Error(ErrorCode::Io, "'" + path.string() + "': cannot encode the image");
+    write_file_atomically(path, bytes);
 }
 
 } // namespace
@@ -792,11 +759,8 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
         if (st.cancelled && (desc.no_partial || st.frames == 0)) {
             fs::remove(tmp_out, ec); // nothing asked for, or nothing done: no file
         } else {
-            fs::rename(tmp_out, desc.output, ec);
-            if (ec)
-                throw Error(ErrorCode::Io, "'" + desc.output.string() +
-                                               "': cannot move the finished file into place (" +
-                                               ec.message() + ")");
+            tmp_guard.path.clear(); // commit_temporary removes it if it fails
+            commit_temporary(tmp_out, desc.output);
             st.output = desc.output;
             st.partial_kept = st.cancelled;
         }

@@ -21,7 +21,9 @@
 //
 // Failures (missing, unreadable, truncated or non-video input, unknown codec, unwritable output)
 // throw vkml::Error with one line naming the file; a failed run never leaves a file under the
-// output name (it writes `<output dir>/.<name>.partial-<pid>.<ext>` and renames on success).
+// output name: every output (a video, an image, each image of a folder) is written to
+// `<output dir>/.<name>.partial-<pid>.<ext>` with every write checked, flushed to the disk and
+// renamed when complete (output_file.hpp); a full disk is an error naming the output.
 // Such hidden files left by a killed run (SIGKILL, a crash) are removed by the next run on the
 // same output once their process is gone.
 // Ctrl-C or SIGTERM (when TranscodeDesc::handle_signals) or TranscodeDesc::cancel stops reading,

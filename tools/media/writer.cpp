@@ -67,9 +67,11 @@ bool encoder_exists(const std::string& name) {
     return c && c->type == AVMEDIA_TYPE_VIDEO;
 }
 
-VideoWriter::VideoWriter(const WriterDesc& desc) : path_(desc.path), pkt_(make_packet()) {
+VideoWriter::VideoWriter(const WriterDesc& desc)
+    : path_(desc.path), display_(desc.name_for_format.empty() ? desc.path : desc.name_for_format),
+      pkt_(make_packet()) {
     quiet_libav_log();
-    const fs::path& named = desc.name_for_format.empty() ? desc.path : desc.name_for_format;
+    const fs::path& named = display_;
     const AVOutputFormat* ofmt = av_guess_format(nullptr, named.c_str(), nullptr);
     if (!ofmt)
         throw Error(ErrorCode::InvalidArgument, "'" + named.string() +
@@ -317,16 +319,22 @@ std::string VideoWriter::codec_name() const {
     return enc_ && enc_->codec ? enc_->codec->name : "?";
 }
 
+void VideoWriter::write_failed(const char* what, int ret) const {
+    // The muxer's own status can be more telling than its return (e.g. EFBIG behind an EIO).
+    if (out_ && out_->pb && out_->pb->error < 0) ret = out_->pb->error;
+    throw Error(ErrorCode::Io, "'" + display_.string() + "': " + what + " (" + av_error(ret) + ")");
+}
+
 void VideoWriter::drain(bool flush) {
     for (;;) {
         int ret = avcodec_receive_packet(enc_, pkt_.get());
         if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) return;
         if (ret < 0)
-            throw Error(ErrorCode::Generic, "'" + path_.string() + "': encoding failed: " + av_error(ret));
+            throw Error(ErrorCode::Generic, "'" + display_.string() + "': encoding failed: " + av_error(ret));
         pkt_->stream_index = video_out_;
         av_packet_rescale_ts(pkt_.get(), enc_->time_base, out_->streams[video_out_]->time_base);
         ret = av_interleaved_write_frame(out_, pkt_.get());
-        if (ret < 0) throw Error(ErrorCode::Io, "'" + path_.string() + "': write failed: " + av_error(ret));
+        if (ret < 0) write_failed("cannot write", ret);
     }
     (void)flush;
 }
@@ -337,7 +345,7 @@ void VideoWriter::write_frame(AVFrame* frame) {
     frame->pict_type = AV_PICTURE_TYPE_NONE;
     const int ret = avcodec_send_frame(enc_, frame);
     if (ret < 0)
-        throw Error(ErrorCode::Generic, "'" + path_.string() + "': encoding failed: " + av_error(ret));
+        throw Error(ErrorCode::Generic, "'" + display_.string() + "': encoding failed: " + av_error(ret));
     drain(false);
 }
 
@@ -350,7 +358,7 @@ void VideoWriter::write_packet(PacketPtr packet) {
     packet->stream_index = oi;
     packet->pos = -1;
     const int ret = av_interleaved_write_frame(out_, packet.get());
-    if (ret < 0) throw Error(ErrorCode::Io, "'" + path_.string() + "': write failed: " + av_error(ret));
+    if (ret < 0) write_failed("cannot write", ret);
 }
 
 void VideoWriter::finish() {
@@ -358,10 +366,13 @@ void VideoWriter::finish() {
     finished_ = true;
     avcodec_send_frame(enc_, nullptr);
     drain(true);
-    const int ret = av_write_trailer(out_);
-    if (ret < 0)
-        throw Error(ErrorCode::Io, "'" + path_.string() + "': cannot finish the file: " + av_error(ret));
-    if (out_->pb) avio_closep(&out_->pb);
+    int ret = av_write_trailer(out_);
+    if (ret < 0) write_failed("cannot finish the file", ret);
+    if (out_->pb) {
+        // Closing flushes avio's buffer: the last bytes can fail to go out here.
+        ret = avio_closep(&out_->pb);
+        if (ret < 0) write_failed("cannot finish the file", ret);
+    }
 }
 
 uint64_t VideoWriter::bytes_written() const {

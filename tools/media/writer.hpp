@@ -46,13 +46,16 @@ public:
     // A packet read from the source (its stream index is the source's); dropped when that stream
     // is not copied.
     void write_packet(PacketPtr packet);
-    // Flushes the encoder and writes the trailer.
+    // Flushes the encoder, writes the trailer and closes the file; every write is checked, and a
+    // failed one (a full disk, a file size limit) is Error(Io) naming the output.
     void finish();
     uint64_t bytes_written() const;
 
 private:
     void drain(bool flush);
+    [[noreturn]] void write_failed(const char* what, int ret) const;
     std::filesystem::path path_;
+    std::filesystem::path display_; // the output the user named (errors never show the temporary name)
     AVFormatContext* out_ = nullptr;
     AVCodecContext* enc_ = nullptr;
     int video_out_ = -1;
