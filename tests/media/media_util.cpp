@@ -1,5 +1,8 @@
 #include "media_util.hpp"
 
+#include <stb_image.h>
+#include <zlib.h>
+
 extern "C" {
 #include <libavformat/avformat.h>
 #include <libavutil/frame.h>
@@ -195,6 +198,60 @@ std::string run_tool_limited(const std::vector<std::string>& args, uint64_t file
     }
     status = p.status();
     return p.output();
+}
+
+void write_png(const fs::path& path, const Png& png) {
+    const int bytes = png.bits / 8;
+    std::vector<uint8_t> raw;
+    for (int y = 0; y < png.height; ++y) {
+        raw.push_back(0); // no filter
+        for (int i = 0; i < png.width * png.channels; ++i) {
+            const uint16_t v = png.samples.at(size_t(y) * png.width * png.channels + i);
+            if (bytes == 2) raw.push_back(uint8_t(v >> 8));
+            raw.push_back(uint8_t(v & 0xff));
+        }
+    }
+    uLongf zsize = compressBound(uLong(raw.size()));
+    std::vector<uint8_t> z(zsize);
+    if (compress(z.data(), &zsize, raw.data(), uLong(raw.size())) != Z_OK)
+        throw std::runtime_error("compress");
+    z.resize(zsize);
+    std::string out("\x89PNG\r\n\x1a\n", 8);
+    auto be32 = [](std::string& s, uint32_t v) {
+        for (int k = 3; k >= 0; --k) s.push_back(char((v >> (8 * k)) & 0xff));
+    };
+    auto chunk = [&](const char* type, const std::string& body) {
+        be32(out, uint32_t(body.size()));
+        const std::string typed = std::string(type, 4) + body;
+        out += typed;
+        be32(out, uint32_t(crc32(0, reinterpret_cast<const Bytef*>(typed.data()), uInt(typed.size()))));
+    };
+    std::string ihdr;
+    be32(ihdr, uint32_t(png.width));
+    be32(ihdr, uint32_t(png.height));
+    static constexpr char colour_type[5] = {0, 0, 4, 2, 6};
+    ihdr += {char(png.bits), colour_type[png.channels], 0, 0, 0};
+    chunk("IHDR", ihdr);
+    chunk("IDAT", std::string(z.begin(), z.end()));
+    chunk("IEND", "");
+    std::ofstream(path, std::ios::binary).write(out.data(), std::streamsize(out.size()));
+}
+
+Png read_png(const fs::path& path) {
+    Png png;
+    png.bits = stbi_is_16_bit(path.c_str()) ? 16 : 8;
+    void* data =
+        png.bits == 16
+            ? static_cast<void*>(stbi_load_16(path.c_str(), &png.width, &png.height, &png.channels, 0))
+            : static_cast<void*>(stbi_load(path.c_str(), &png.width, &png.height, &png.channels, 0));
+    if (!data) return {};
+    const size_t n = size_t(png.width) * png.height * png.channels;
+    png.samples.resize(n);
+    for (size_t i = 0; i < n; ++i)
+        png.samples[i] =
+            png.bits == 16 ? static_cast<const uint16_t*>(data)[i] : static_cast<const uint8_t*>(data)[i];
+    stbi_image_free(data);
+    return png;
 }
 
 std::vector<std::string> list_dir(const fs::path& dir) {

@@ -61,6 +61,15 @@ private:
 // Runs the vkml binary to the end with a file size limit (see ToolProcess); output and status.
 std::string run_tool_limited(const std::vector<std::string>& args, uint64_t file_size_limit, int& status);
 
+// A PNG's samples, interleaved (1 grey, 2 grey + alpha, 3 RGB, 4 RGBA channels), at 8 or 16 bits.
+struct Png {
+    int width = 0, height = 0, channels = 0, bits = 0;
+    std::vector<uint16_t> samples;
+};
+// Writes a PNG (zlib, no filters) of those samples; reads one back (stb), as stored.
+void write_png(const std::filesystem::path& path, const Png& png);
+Png read_png(const std::filesystem::path& path);
+
 // Names in a folder, sorted.
 std::vector<std::string> list_dir(const std::filesystem::path& dir);
 

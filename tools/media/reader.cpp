@@ -111,6 +111,11 @@ void quiet_libav_log() {
     });
 }
 
+bool verbose_libav() {
+    quiet_libav_log();
+    return show_libav_log;
+}
+
 struct VideoReader::Decoder {
     AVCodecContext* ctx = nullptr;
     PacketPtr pkt = make_packet();

@@ -38,8 +38,9 @@ struct TestClipDesc {
 
 void write_test_clip(const TestClipDesc& desc);
 
-// RGB24 pixels (row stride `stride`) into a frame in yuv420p / yuv422p / yuv444p (BT.601, limited
-// range, 2x2 / 2x1 chroma means), rgb24, rgba, rgb0, bgra or bgr0.
+// RGB24 pixels (row stride `stride`) into a frame in planar YUV of 8 to 16 bits (yuv420p,
+// yuv422p10le, yuva444p, ...: BT.601, limited range, chroma the mean of its block, alpha opaque),
+// rgb24, rgba, rgb0, bgra or bgr0 (alpha opaque).
 void fill_from_rgb(AVFrame& frame, const uint8_t* rgb, int stride);
 
 } // namespace vkml::media

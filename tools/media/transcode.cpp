@@ -7,9 +7,6 @@ extern "C" {
 #include <libavutil/frame.h>
 }
 
-#include <stb_image.h>
-#include <stb_image_write.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -28,6 +25,7 @@ extern "C" {
 #include <unistd.h>
 
 #include "convert.hpp"
+#include "image.hpp"
 #include "output_file.hpp"
 #include "queue.hpp"
 #include "reader.hpp"
@@ -115,9 +113,14 @@ struct Busy {
     double seconds() const { return double(ns.load()) * 1e-9; }
 };
 
+// A frame on its way through the pipeline. A frame with an alpha channel that is kept goes as two
+// items, one after the other: its colour (has_alpha) and then its alpha as a grey frame
+// (info.alpha); the save stage puts them back together.
 struct Item {
     FramePtr frame;
     FrameInfo info;
+    bool has_alpha = false;
+    ImageKind image; // images: what the file held
 };
 
 void check_output_dir(const fs::path& out) {
@@ -165,14 +168,18 @@ private:
 // The GPU work of one frame in flight. Its command buffers come from a stream, so a processor can
 // split a long frame into several submissions (FrameContext::flush).
 struct Slot {
-    std::unique_ptr<FrameUploader> up;
-    std::unique_ptr<FrameDownloader> down;
+    // The conversions of frames' colour ([0]) and of their alpha as grey frames ([1]).
+    std::unique_ptr<FrameUploader> up[2];
+    std::unique_ptr<FrameDownloader> down[2];
     gpu::Tensor in, out;
     std::unique_ptr<gpu::CommandStream> stream;
     uint64_t done = 0;
     bool busy = false;
     FrameInfo info;
     int64_t pts = 0;
+    bool has_alpha = false;
+    ImageKind image;
+    int read_as = -1; // FrameDownloader::read's format (-1: the conversion's)
 };
 
 class SlotContext final : public FrameContext {
@@ -203,54 +210,6 @@ private:
     std::function<bool()> cancelled_;
     mutable bool told_ = false;
 };
-
-// What the proc stage needs to know about the frames it gets and the ones it makes.
-struct FormatPlan {
-    ConvertDesc in, out;
-};
-
-FramePtr load_image(const fs::path& path) {
-    int w = 0, h = 0, c = 0;
-    std::unique_ptr<stbi_uc, void (*)(void*)> px(stbi_load(path.c_str(), &w, &h, &c, 3), stbi_image_free);
-    if (!px)
-        throw Error(ErrorCode::Io,
-                    "'" + path.string() + "': cannot read the image (" + stbi_failure_reason() + ")");
-    FramePtr f = make_frame();
-    f->format = AV_PIX_FMT_RGB24;
-    f->width = w;
-    f->height = h;
-    if (av_frame_get_buffer(f.get(), 0) < 0)
-        throw Error(ErrorCode::OutOfHostMemory, "image frame allocation failed");
-    for (int y = 0; y < h; ++y)
-        std::memcpy(f->data[0] + int64_t(y) * f->linesize[0], px.get() + int64_t(y) * w * 3, size_t(w) * 3);
-    return f;
-}
-
-// The image file's bytes, encoded in memory (stb writes through a callback), so that the file
-// itself is written by write_file_atomically with every write checked.
-void append_bytes(void* context, void* data, int size) {
-    auto* out = static_cast<std::vector<uint8_t>*>(context);
-    const auto* p = static_cast<const uint8_t*>(data);
-    out->insert(out->end(), p, p + size);
-}
-
-void save_image(const AVFrame& f, const fs::path& path) {
-    const std::string ext = lower_ext(path);
-    std::vector<uint8_t> bytes;
-    int ok = 0;
-    // stb writes rows from one stride; AVFrame's linesize is that stride.
-    if (ext == ".png")
-        ok = stbi_write_png_to_func(append_bytes, &bytes, f.width, f.height, 3, f.data[0], f.linesize[0]);
-    else {
-        std::vector<uint8_t> tight(size_t(f.width) * f.height * 3);
-        for (int y = 0; y < f.height; ++y)
-            std::memcpy(tight.data() + size_t(y) * f.width * 3, f.data[0] + int64_t(y) * f.linesize[0],
-                        size_t(f.width) * 3);
-        ok = stbi_write_jpg_to_func(append_bytes, &bytes, f.width, f.height, 3, tight.data(), 95);
-    }
-    if (!ok || bytes.empty()) throw Error(ErrorCode::Io, "'" + path.string() + "': cannot encode the image");
-    write_file_atomically(path, bytes);
-}
 
 } // namespace
 
@@ -376,15 +335,21 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                           .options = desc.encoder_options,
                           .threads = desc.threads.save,
                           .size = out_size,
-                          .source = reader.get()};
+                          .source = reader.get(),
+                          .keep_alpha = processor.processes_alpha()};
             try {
                 writer = std::make_unique<VideoWriter>(wd);
             } catch (...) {
                 fs::remove(tmp_out, ec);
                 throw;
             }
+            // What could not be kept of the input (its codec, pixel format, alpha): said once.
+            for (const std::string& note : writer->notes())
+                std::fprintf(stderr, "%s: note: %s\n", desc.log_name.c_str(), note.c_str());
         }
     }
+    // The alpha layout of the video written, when it has one (its alpha comes from the input's).
+    const std::optional<AlphaLayout> out_alpha = writer ? alpha_layout(writer->pix_fmt()) : std::nullopt;
     // Removes the temporary file on every failure path.
     struct TmpGuard {
         fs::path path;
@@ -443,6 +408,20 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                                      : (desc.max_frames > 0 ? desc.max_frames : reader->info().frame_count));
     const auto t0 = Clock::now();
 
+    // A frame into the proc stage; one with an alpha channel as its colour and, when the alpha is
+    // kept, its alpha as a grey frame right after it.
+    auto push_frame = [&](Item item, bool keep_alpha) -> bool {
+        const std::optional<AlphaLayout> split = alpha_layout(item.frame->format);
+        if (!split) return to_proc.push(std::move(item));
+        Item colour{colour_part(*item.frame, *split), item.info, keep_alpha, item.image};
+        if (!to_proc.push(std::move(colour))) return false;
+        if (!keep_alpha) return true;
+        Item alpha{alpha_part(*item.frame, *split), item.info, false, item.image};
+        alpha.info.alpha = true;
+        return to_proc.push(std::move(alpha));
+    };
+    bool image_noted = false;
+
     std::thread load([&] {
         try {
             if (reader && writer) reader->on_other_packet = queue_side;
@@ -463,7 +442,7 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                 if (images) {
                     if (i >= static_cast<int64_t>(image_inputs.size())) break;
                     try {
-                        item.frame = load_image(image_inputs[i]);
+                        item.frame = load_image(image_inputs[i], item.image);
                     } catch (const Error& e) {
                         // A damaged image of a folder, tolerated: the others go on.
                         if (!desc.tolerate_errors || !folder) throw;
@@ -473,6 +452,18 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                         continue;
                     }
                     item.info = {i, i, 1, double(i), image_inputs[i].string()};
+                    // What the output keeps of it: said for the first image that loses something.
+                    if (!image_noted && !desc.benchmark) {
+                        std::string note = image_loss(image_outputs.at(size_t(i)), item.image);
+                        if (note.empty() && item.image.alpha() && !processor.processes_alpha())
+                            note = "'" + image_inputs[i].string() + "': the alpha channel is dropped (" +
+                                   processor.name() + " processes colour only)";
+                        if (!note.empty()) {
+                            std::fprintf(stderr, "%s: note: %s%s\n", desc.log_name.c_str(), note.c_str(),
+                                         folder ? " (and so for the folder's other images like it)" : "");
+                            image_noted = true;
+                        }
+                    }
                 } else {
                     try {
                         item.frame = reader->read_frame();
@@ -494,7 +485,12 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                 }
                 load_busy.add(Clock::now() - t);
                 ++frames_loaded;
-                if (!to_proc.push(std::move(item))) return;
+                const bool keep_alpha =
+                    processor.processes_alpha() &&
+                    (images
+                         ? desc.benchmark || image_kind_for(image_outputs.at(size_t(i)), item.image).alpha()
+                         : out_alpha.has_value());
+                if (!push_frame(std::move(item), keep_alpha)) return;
             }
             to_proc.close();
         } catch (...) {
@@ -510,14 +506,16 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
             std::vector<Slot> slots(static_cast<size_t>(in_flight));
             size_t next = 0;
             Size prepared{};
-            ConvertDesc cur_in{}, cur_out{};
-            bool configured = false;
+            ConvertDesc cur_in[2]{}, cur_out[2]{};
+            bool configured[2] = {false, false};
             auto finish = [&](Slot& s) -> bool {
                 device->wait(gpu::QueueRole::Compute, s.done);
                 Item out;
-                out.frame = s.down->read();
+                out.frame = s.down[s.info.alpha ? 1 : 0]->read(s.read_as);
                 out.frame->pts = s.pts;
                 out.info = s.info;
+                out.has_alpha = s.has_alpha;
+                out.image = s.image;
                 s.busy = false;
                 const auto t = Clock::now();
                 const bool ok = to_save.push(std::move(out));
@@ -531,6 +529,15 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                 }
                 return true;
             };
+            // The format the GPU writes for a frame of format `in` (a colour or an alpha part).
+            // Images keep their own (gbrp, gbrp16le); video writes the encoder's (its colour or
+            // its alpha part); --benchmark without a writer yuv420p.
+            auto out_format = [&](int in, bool alpha) -> int {
+                if (images) return in;
+                if (!writer) return alpha ? in : int(AV_PIX_FMT_YUV420P);
+                if (out_alpha) return alpha ? out_alpha->alpha_format : out_alpha->colour_format;
+                return writer->pix_fmt();
+            };
             for (;;) {
                 std::optional<Item> item = to_proc.pop();
                 if (!item) break;
@@ -543,46 +550,62 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                 const auto t = Clock::now();
                 AVFrame& f = *item->frame;
                 const Size fs_size{f.width, f.height};
+                const int part = item->info.alpha ? 1 : 0;
+                const int out_fmt = out_format(f.format, item->info.alpha);
+                if (fs_size != prepared) configured[0] = configured[1] = false;
                 const bool new_format =
-                    !configured || fs_size != Size{cur_in.size} || f.format != cur_in.pix_fmt;
+                    !configured[part] || f.format != cur_in[part].pix_fmt || out_fmt != cur_out[part].pix_fmt;
                 if (new_format) {
                     if (!finish_all()) return;
-                    if (fs_size != prepared) {
+                    const bool resize = fs_size != prepared;
+                    if (resize) {
                         processor.prepare({device, fs_size, desc.tile, in_flight});
                         prepared = fs_size;
                     }
                     const Size o = processor.output_size(fs_size.width, fs_size.height);
-                    const gpu::DType dt = processor.dtype();
-                    cur_in = {.pix_fmt = f.format,
-                              .size = fs_size,
-                              .matrix = reader ? reader->info().matrix : ColorMatrix::Bt709,
-                              .range = reader ? reader->info().range : ColorRange::Full,
-                              .dtype = dt,
-                              .chroma_location = reader ? static_cast<int>(f.chroma_location) : 0};
-                    cur_out = {.pix_fmt = writer ? writer->pix_fmt()
-                                                 : (images ? int(AV_PIX_FMT_RGB24) : int(AV_PIX_FMT_YUV420P)),
-                               .size = o,
-                               .matrix = writer ? writer->matrix() : cur_in.matrix,
-                               .range = writer ? writer->range() : cur_in.range,
-                               .dtype = dt};
+                    cur_in[part] = {.pix_fmt = f.format,
+                                    .size = fs_size,
+                                    .matrix = reader ? reader->info().matrix : ColorMatrix::Bt709,
+                                    .range = reader ? reader->info().range : ColorRange::Full,
+                                    .dtype = processor.dtype(),
+                                    .chroma_location = reader ? static_cast<int>(f.chroma_location) : 0};
+                    cur_out[part] = {.pix_fmt = out_fmt,
+                                     .size = o,
+                                     .matrix = writer ? writer->matrix() : cur_in[part].matrix,
+                                     .range = writer ? writer->range() : cur_in[part].range,
+                                     .dtype = processor.dtype()};
                     for (Slot& s : slots) {
-                        s.up = std::make_unique<FrameUploader>(*device, cur_in);
-                        s.down = std::make_unique<FrameDownloader>(*device, cur_out);
-                        s.in =
-                            gpu::Tensor(*device, {1, 3, fs_size.height, fs_size.width}, dt, "media rgb in");
-                        s.out = gpu::Tensor(*device, {1, 3, o.height, o.width}, dt, "media rgb out");
+                        s.up[part] = std::make_unique<FrameUploader>(*device, cur_in[part]);
+                        s.down[part] = std::make_unique<FrameDownloader>(*device, cur_out[part]);
+                        if (resize || !s.in) {
+                            s.in = gpu::Tensor(*device, {1, 3, fs_size.height, fs_size.width},
+                                               processor.dtype(), "media rgb in");
+                            s.out = gpu::Tensor(*device, {1, 3, o.height, o.width}, processor.dtype(),
+                                                "media rgb out");
+                        }
                         if (!s.stream)
                             s.stream = std::make_unique<gpu::CommandStream>(*device, gpu::QueueRole::Compute);
                     }
-                    configured = true;
+                    configured[part] = true;
                 }
                 Slot& s = slots[next];
                 if (s.busy && !finish(s)) return;
                 s.info = item->info;
                 s.pts = f.pts;
-                s.up->stage(f);
+                s.has_alpha = item->has_alpha;
+                s.image = item->image;
+                // A colour part whose alpha follows comes back in the format with alpha, its
+                // alpha plane left for the save stage to fill in.
+                // (A video with alpha from an input without: its colour too, the alpha then opaque.)
+                s.read_as = -1;
+                if (!item->info.alpha && out_alpha)
+                    s.read_as = writer->pix_fmt();
+                else if (item->has_alpha)
+                    s.read_as =
+                        out_fmt == AV_PIX_FMT_GBRP16LE ? int(AV_PIX_FMT_GBRAP16LE) : int(AV_PIX_FMT_GBRAP);
+                s.up[part]->stage(f);
                 item->frame.reset();
-                s.up->record(s.stream->cmd(), s.in);
+                s.up[part]->record(s.stream->cmd(), s.in);
                 SlotContext ctx(*device, s, frame_progress, cancelled);
                 processor.process(ctx);
                 if (ctx.told_to_stop()) {
@@ -592,7 +615,7 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                     stopped_early = true;
                     break;
                 }
-                s.down->record(s.stream->cmd(), s.out);
+                s.down[part]->record(s.stream->cmd(), s.out);
                 s.done = s.stream->submit();
                 s.busy = true;
                 next = (next + 1) % slots.size();
@@ -624,10 +647,24 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
             };
             const double tb = reader ? reader->info().time_base.value() : 0.0;
             double written_end = -std::numeric_limits<double>::infinity(); // of the video written
+            std::optional<Item> colour; // a frame's colour, waiting for its alpha
             for (;;) {
                 std::optional<Item> item = to_save.pop();
                 if (!item) break;
                 const auto t = Clock::now();
+                if (item->has_alpha) {
+                    colour = std::move(item);
+                    continue;
+                }
+                if (item->info.alpha) {
+                    if (!colour || colour->info.index != item->info.index)
+                        throw Error(ErrorCode::Generic, "transcode: an alpha frame without its colour");
+                    merge_alpha(*colour->frame, *item->frame, *alpha_layout(colour->frame->format));
+                    item = std::move(colour);
+                    colour.reset();
+                } else if (out_alpha) {
+                    fill_alpha(*item->frame, *out_alpha); // an input without alpha: opaque
+                }
                 if (writer) {
                     drain_side(double(item->info.pts) * tb);
                     written_end = double(item->info.pts + item->info.duration) * tb;
@@ -635,7 +672,7 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                     output_bytes = writer->bytes_written();
                 } else if (images && !desc.benchmark) {
                     const fs::path& out = image_outputs.at(static_cast<size_t>(item->info.index));
-                    save_image(*item->frame, out);
+                    save_image(*item->frame, item->image, out);
                     output_bytes += fs::file_size(out);
                 }
                 ++frames_done;

@@ -58,6 +58,7 @@ struct FrameInfo {
     int64_t duration = 0; // in the same time base (estimated from the frame rate if absent)
     double seconds = 0;   // pts as seconds from the stream start
     std::string file;     // the source file (images: each image's path)
+    bool alpha = false;   // this is the frame's alpha channel as a grey image (processes_alpha())
 };
 
 // Setup handed to FrameProcessor::prepare once, on the processing thread, before the first frame.
@@ -114,6 +115,11 @@ public:
     virtual void process(FrameContext& frame) = 0;
     // Shown in the stats line ("proc: esrgan-slim x2").
     virtual std::string name() const { return "process"; }
+    // True to keep the alpha channel of inputs that have one (RGBA PNGs, yuva420p or bgra video):
+    // process() is then called a second time for each such frame with the alpha as a grey image
+    // (R = G = B = alpha, FrameInfo::alpha set), and the output's G channel becomes the output's
+    // alpha. False: the alpha is dropped (with a note). An upscaler upscales its alpha this way.
+    virtual bool processes_alpha() const { return false; }
 };
 
 // Threads per stage, like the ncnn tools' -j load:proc:save. Video: load = decoder threads,
