@@ -633,10 +633,6 @@ TEST_F(UpscaleTest, AFullDiskIsAnErrorAndLeavesNoHalfWrittenOutput) {
         } else {
             EXPECT_TRUE(list_dir(dir / "o").empty()) << outputs[i];
         }
-        // Without the limit, the same run writes more than the limit: the limit was what failed it.
-        log = run_tool("upscale " + inputs[i] + " -o " + out.string() + " -m anime4k-s -q", status);
-        ASSERT_EQ(status, 0) << log;
-        EXPECT_GT(fs::is_directory(out) ? fs::file_size(out / "b.png") : fs::file_size(out), limit);
         fs::remove_all(dir / "o");
     }
     fs::remove_all(dir);
