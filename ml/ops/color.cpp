@@ -14,7 +14,7 @@ namespace vkml::ops {
 
 namespace {
 
-enum Kind : uint32_t { Planar = 0, Semi = 1, Rgb24Kind = 2, RgbaKind = 3, BgraKind = 4 };
+enum Kind : uint32_t { Planar = 0, Semi = 1, Rgb24Kind = 2, RgbaKind = 3, BgraKind = 4, GbrpKind = 5 };
 
 struct FormatInfo {
     const char* name;
@@ -25,7 +25,7 @@ struct FormatInfo {
 };
 
 bool known(PixelFormat f) {
-    return uint32_t(f) <= uint32_t(PixelFormat::Bgra);
+    return uint32_t(f) <= uint32_t(PixelFormat::Gbrp16);
 }
 
 FormatInfo info(PixelFormat f) {
@@ -52,6 +52,10 @@ FormatInfo info(PixelFormat f) {
         return {"rgba", RgbaKind, 1, false, false, false};
     case PixelFormat::Bgra:
         return {"bgra", BgraKind, 1, false, false, false};
+    case PixelFormat::Gbrp:
+        return {"gbrp", GbrpKind, 1, false, false, false};
+    case PixelFormat::Gbrp16:
+        return {"gbrp16", GbrpKind, 2, false, false, false};
     }
     return {"?", Planar, 1, false, false, false};
 }
@@ -137,6 +141,7 @@ const char* pixel_format_name(PixelFormat format) {
 uint32_t plane_count(PixelFormat format) {
     switch (info(format).kind) {
     case Planar:
+    case GbrpKind:
         return 3;
     case Semi:
         return 2;
@@ -225,6 +230,12 @@ std::optional<PixelFormatSpec> pixel_format_from_ffmpeg(std::string_view name) {
         {"rgb0", PixelFormat::Rgba, 8, false},
         {"bgra", PixelFormat::Bgra, 8, false},
         {"bgr0", PixelFormat::Bgra, 8, false},
+        {"gbrp", PixelFormat::Gbrp, 8, false},
+        {"gbrp9le", PixelFormat::Gbrp16, 9, false},
+        {"gbrp10le", PixelFormat::Gbrp16, 10, false},
+        {"gbrp12le", PixelFormat::Gbrp16, 12, false},
+        {"gbrp14le", PixelFormat::Gbrp16, 14, false},
+        {"gbrp16le", PixelFormat::Gbrp16, 16, false},
     };
     for (const Entry& e : table)
         if (e.name == name) return PixelFormatSpec{e.format, e.bits, e.full};

@@ -8,7 +8,8 @@ void add_color_ops(std::vector<OpInfo>& out) {
     out.push_back({"YuvToRgb", f, "u8 frame -> f32, f16",
                    "vkml op, not ONNX: a decoded frame (yuv420p, yuv422p, yuv444p, nv12, 16-bit planar "
                    "yuv420p/422p/444p with 9..16 LSB-aligned bits, p010/p012/p016 MSB-aligned, rgb24, rgba, "
-                   "bgra; each plane an offset and byte stride in one buffer, FFmpeg's linesizes) -> NCHW "
+                   "bgra, planar gbrp at 8 or 9..16 LSB-aligned bits; each plane an offset and byte stride "
+                   "in one buffer, FFmpeg's linesizes) -> NCHW "
                    "[1, 3, H, W] RGB in [0, 1] (clamped); BT.601 / BT.709 / BT.2020-NCL, limited or full "
                    "range; chroma bilinear (left, center or top-left siting) or nearest; odd sizes; one "
                    "invocation per pixel reading 32-bit words (no 8-bit storage needed)"});

@@ -8,6 +8,7 @@
 #define KIND_RGB24 2u
 #define KIND_RGBA 3u
 #define KIND_BGRA 4u
+#define KIND_GBRP 5u // planar RGB: planes G, B, R (FFmpeg's gbrp*), full range, no matrix
 
 layout(constant_id = 0) const uint KIND = 0;  // KIND_*
 layout(constant_id = 1) const uint BYTES = 1; // bytes per sample: 1 or 2
@@ -16,7 +17,7 @@ layout(constant_id = 3) const uint BITS = 8;  // significant bits
 layout(constant_id = 4) const uint SUBX = 1;  // chroma halved in x
 layout(constant_id = 5) const uint SUBY = 1;  // chroma halved in y
 
-const bool PACKED = KIND >= KIND_RGB24;
+const bool PACKED = KIND >= KIND_RGB24 && KIND <= KIND_BGRA;
 const uint PIXEL_BYTES = KIND == KIND_RGB24 ? 3u : 4u;
 const uint MAX_CODE = (1u << BITS) - 1u;
 

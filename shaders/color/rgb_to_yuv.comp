@@ -56,6 +56,11 @@ uint element(uint p, uint e, uint row) {
         const uint k = KIND == KIND_BGRA ? 2u - ch : ch;
         return uint(floor(c[k] * 255.0 + 0.5));
     }
+    if (KIND == KIND_GBRP) {
+        if (e >= pc.width) return 0u;
+        const vec3 c = pixel(e, row);
+        return to_code((p == 0u ? c.g : (p == 1u ? c.b : c.r)) * float(MAX_CODE));
+    }
     if (p == 0u) {
         if (e >= pc.width) return 0u;
         return to_code(dot(vec3(pc.ky_r, pc.ky_g, pc.ky_b), pixel(e, row)) * pc.y_mul + pc.y_off);

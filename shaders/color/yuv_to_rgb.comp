@@ -45,6 +45,9 @@ void main() {
         const uint addr = pc.off0 + y * pc.stride0 + x * PIXEL_BYTES;
         c = vec3(read8(addr), read8(addr + 1u), read8(addr + 2u)) / 255.0;
         if (KIND == KIND_BGRA) c = c.bgr;
+    } else if (KIND == KIND_GBRP) {
+        c = vec3(sample_at(pc.off2, pc.stride2, x, y), sample_at(pc.off0, pc.stride0, x, y),
+                 sample_at(pc.off1, pc.stride1, x, y)) / float(MAX_CODE);
     } else {
         const float luma = (sample_at(pc.off0, pc.stride0, x, y) - pc.y_off) * pc.y_scale;
         vec2 uv;

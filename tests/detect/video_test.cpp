@@ -5,6 +5,7 @@
 #include <stb_image.h>
 
 extern "C" {
+#include <libavformat/avformat.h>
 #include <libavutil/frame.h>
 }
 
@@ -35,13 +36,13 @@ TEST(DetectVideo, ToolAnnotatesAClip) {
     ASSERT_TRUE(px);
     const fs::path dir = fs::temp_directory_path() / ("vkml-detect-video-" + std::to_string(getpid()));
     fs::create_directories(dir);
-    // 320x240 frames: the photo scaled down (nearest), moved right by 4 pixels per frame.
+    // 320x240 frames: the photo scaled down (nearest), moved right by 4 pixels per frame; 5 frames
+    // with AAC audio, of which --frames takes 3 (issue 14, item 7: the audio is cut with them).
     const int fw = 320, fh = 240, frames = 3;
     vkml::media::TestClipDesc clip;
     clip.path = dir / "clip.mp4";
     clip.size = {fw, fh};
-    clip.frames = frames;
-    clip.audio_codec = "";
+    clip.frames = frames + 2;
     clip.paint = [&](int64_t index, AVFrame& f) {
         std::vector<uint8_t> rgb(size_t(fw) * fh * 3);
         for (int y = 0; y < fh; ++y)
@@ -55,7 +56,7 @@ TEST(DetectVideo, ToolAnnotatesAClip) {
 
     const std::string cmd = std::string(VKML_TOOL_PATH) + " detect " + clip.path.string() + " -o " +
                             (dir / "out.mp4").string() + " --json " + (dir / "dets.json").string() +
-                            " --quiet 2>&1";
+                            " --frames " + std::to_string(frames) + " --quiet 2>&1";
     FILE* p = popen(cmd.c_str(), "r");
     ASSERT_NE(p, nullptr);
     std::string out;
@@ -67,7 +68,22 @@ TEST(DetectVideo, ToolAnnotatesAClip) {
     vkml::media::VideoReader reader({.path = dir / "out.mp4"});
     EXPECT_EQ(reader.info().size.width, fw);
     EXPECT_EQ(reader.info().size.height, fh);
-    EXPECT_GE(reader.info().frame_count, int64_t(frames) - 1);
+    double audio_start = -1, audio_end = -1, video_end = 0;
+    reader.on_other_packet = [&](vkml::media::PacketPtr packet) {
+        const double tb = av_q2d(reader.format()->streams[packet->stream_index]->time_base);
+        audio_start = double(packet->pts) * tb;
+        audio_end = double(packet->pts + packet->duration) * tb;
+    };
+    int decoded = 0;
+    while (vkml::media::FramePtr f = reader.read_frame()) {
+        ++decoded;
+        video_end = double(f->pts + vkml::media::frame_duration(*f)) * reader.info().time_base.value();
+    }
+    EXPECT_EQ(decoded, frames);
+    EXPECT_NEAR(video_end, frames / 25.0, 1e-3);
+    EXPECT_LT(audio_start, video_end) << "the last audio packet starts before the video ends";
+    EXPECT_GE(audio_end, video_end);
+    EXPECT_LT(audio_end, video_end + 0.03) << "and ends with it, not " << audio_end << " s";
     std::ifstream jf(dir / "dets.json");
     const nlohmann::json j = nlohmann::json::parse(jf);
     ASSERT_EQ(j.size(), size_t(frames)) << j.dump();

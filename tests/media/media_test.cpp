@@ -74,6 +74,34 @@ struct PiecewiseCopy final : media::FrameProcessor {
     }
 };
 
+// A frame that takes `pieces` x `piece_ms` on the "device" (host sleeps between flushes, as a
+// slow GPU makes a processor wait), stopping between pieces when the run is cancelled; at piece
+// `cancel_piece` of frame `cancel_frame` it sets the cancel flag and notes the time.
+struct SlowFrames final : media::FrameProcessor {
+    int pieces = 20, piece_ms = 100;
+    int64_t cancel_frame = -1;
+    int cancel_piece = 0;
+    std::atomic<bool>* cancel = nullptr;
+    std::chrono::steady_clock::time_point cancelled_at{};
+    media::Size output_size(int w, int h) const override { return {w, h}; }
+    void process(media::FrameContext& f) override {
+        for (int i = 0; i < pieces; ++i) {
+            if (i > 0) {
+                f.flush(double(i) / pieces);
+                if (f.cancelled()) return;
+                std::this_thread::sleep_for(std::chrono::milliseconds(piece_ms));
+            }
+            if (f.info().index == cancel_frame && i == cancel_piece) {
+                cancelled_at = std::chrono::steady_clock::now();
+                cancel->store(true);
+            }
+        }
+        gpu::barrier::memory(f.cmd(), VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_WRITE_BIT,
+                             VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_READ_BIT);
+        f.cmd().copy(f.input().range(), f.output().range(), f.input().bytes());
+    }
+};
+
 media::TestClipDesc lossless_clip(const fs::path& path, int frames) {
     media::TestClipDesc d;
     d.path = path;
@@ -261,6 +289,134 @@ TEST_F(MediaTest, CancelWithNoPartialRemovesTheOutput) {
     EXPECT_FALSE(st.partial_kept);
     EXPECT_FALSE(fs::exists(t.output));
     EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+    fs::remove_all(dir);
+}
+
+// Issue 14, item 7: --frames 5 of a 20-frame clip with 0.8 s of audio: 5 frames and the audio up
+// to their end (0.2 s; the packet that straddles it included), the packets unchanged. Before, the
+// whole 0.8 s of audio was copied.
+TEST_F(MediaTest, FramesCutsTheAudioWithTheVideo) {
+    const fs::path dir = scratch_dir("frames-cut");
+    const media::TestClipDesc d = lossless_clip(dir / "in.mkv", 20);
+    media::write_test_clip(d);
+    Identity p;
+    media::TranscodeDesc t{.input = d.path, .output = dir / "out.mkv", .codec = "ffv1"};
+    t.quiet = true;
+    t.device = &dev();
+    t.max_frames = 5;
+    const media::TranscodeStats st = media::transcode(t, p);
+    EXPECT_EQ(st.frames, 5);
+    EXPECT_FALSE(st.cancelled);
+    const DecodedClip in = decode_clip(d.path), out = decode_clip(t.output);
+    ASSERT_EQ(out.rgb.size(), 5u);
+    EXPECT_NEAR(out.seconds.back(), 0.16, 1e-6); // (video_end is on the container's clock)
+    ASSERT_FALSE(out.others.empty());
+    ASSERT_LT(out.others.size(), in.others.size());
+    for (size_t i = 0; i < out.others.size(); ++i) {
+        EXPECT_EQ(out.others[i].data, in.others[i].data) << "audio packet " << i;
+        EXPECT_LT(out.others[i].start, out.video_end) << "audio packet " << i;
+    }
+    EXPECT_GE(out.others.back().end, out.video_end);
+    EXPECT_GE(in.others[out.others.size()].start, out.video_end)
+        << "the first packet left out starts at the cut";
+    fs::remove_all(dir);
+}
+
+// Issue 14, item 6: a cancel on a slow device (2 s frames, in 0.1 s pieces) stops within a piece:
+// the frame being processed and the frames queued behind it are dropped, the frame done is kept.
+// Before, every frame already read (up to 5 here, 10 s) was finished first.
+TEST_F(MediaTest, CancelOnASlowDeviceStopsWithinAPiece) {
+    const fs::path dir = scratch_dir("slow-cancel");
+    const media::TestClipDesc d = lossless_clip(dir / "in.mkv", 12);
+    media::write_test_clip(d);
+    std::atomic<bool> cancel{false};
+    SlowFrames p;
+    p.cancel_frame = 1;
+    p.cancel_piece = 2;
+    p.cancel = &cancel;
+    media::TranscodeDesc t{.input = d.path, .output = dir / "out.mkv", .codec = "ffv1"};
+    t.quiet = true;
+    t.cancel = &cancel;
+    t.device = &dev();
+    t.threads.proc = 1;
+    const media::TranscodeStats st = media::transcode(t, p);
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - p.cancelled_at).count();
+    EXPECT_TRUE(st.cancelled);
+    EXPECT_LT(took, 1.0) << "from the cancel to the end of the run";
+    EXPECT_EQ(st.frames, 1);
+    EXPECT_EQ(decode_clip(t.output).rgb.size(), 1u);
+    EXPECT_EQ(list_dir(dir), (std::vector<std::string>{"in.mkv", "out.mkv"}));
+    fs::remove_all(dir);
+}
+
+namespace {
+
+std::string file_bytes(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+// A copy of `from` with the middle half of its `which`-th video packet scrambled.
+void damage_video_packet(const fs::path& from, const fs::path& to, int which) {
+    std::string bytes = file_bytes(from);
+    AVFormatContext* fmt = nullptr;
+    ASSERT_GE(avformat_open_input(&fmt, from.c_str(), nullptr, nullptr), 0);
+    ASSERT_GE(avformat_find_stream_info(fmt, nullptr), 0);
+    const media::PacketPtr pkt = media::make_packet();
+    for (int n = 0; av_read_frame(fmt, pkt.get()) >= 0; av_packet_unref(pkt.get())) {
+        if (fmt->streams[pkt->stream_index]->codecpar->codec_type != AVMEDIA_TYPE_VIDEO || n++ != which)
+            continue;
+        for (int i = pkt->size / 4; i < pkt->size * 3 / 4; ++i) bytes[size_t(pkt->pos + i)] ^= char(0x5a + i);
+    }
+    avformat_close_input(&fmt);
+    std::ofstream(to, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
+}
+
+} // namespace
+
+// Issue 14, item 5: input that is cut short or damaged is an error naming the file and leaves no
+// output; with tolerate_errors the run goes on with what decodes. The cases: a fast-start MP4 (index
+// first) cut in half, which before gave 8 of its 20 frames and no word, and an H.264 frame with
+// scrambled data, which before was concealed without a word.
+TEST_F(MediaTest, DamagedOrTruncatedInputIsAnErrorUnlessTolerated) {
+    const fs::path dir = scratch_dir("damaged");
+    media::TestClipDesc d;
+    d.path = dir / "fast.mp4";
+    d.frames = 20;
+    d.muxer_options = {{"movflags", "+faststart"}};
+    media::write_test_clip(d);
+    {
+        const std::string bytes = file_bytes(d.path);
+        std::ofstream(dir / "cut.mp4", std::ios::binary)
+            .write(bytes.data(), std::streamsize(bytes.size() / 2));
+    }
+    damage_video_packet(d.path, dir / "scrambled.mp4", 3);
+    Identity p;
+    auto run = [&](const char* in, const char* out, bool tolerate) {
+        media::TranscodeDesc t{.input = dir / in, .output = dir / out, .codec = "ffv1"};
+        t.quiet = true;
+        t.device = &dev();
+        t.tolerate_errors = tolerate;
+        t.tolerate_hint = " (tolerate?)";
+        return t;
+    };
+    std::string e = error_of(run("cut.mp4", "cut.mkv", false), p);
+    EXPECT_NE(e.find("cut.mp4"), std::string::npos) << e;
+    EXPECT_NE(e.find("truncated"), std::string::npos) << e;
+    EXPECT_NE(e.find("(tolerate?)"), std::string::npos) << e;
+    e = error_of(run("scrambled.mp4", "scrambled.mkv", false), p);
+    EXPECT_NE(e.find("scrambled.mp4"), std::string::npos) << e;
+    EXPECT_NE(e.find("damaged"), std::string::npos) << e;
+    EXPECT_EQ(list_dir(dir), (std::vector<std::string>{"cut.mp4", "fast.mp4", "scrambled.mp4"}));
+
+    media::TranscodeStats st = media::transcode(run("cut.mp4", "cut.mkv", true), p);
+    EXPECT_GT(st.frames, 0);
+    EXPECT_LT(st.frames, 20);
+    EXPECT_EQ(decode_clip(dir / "cut.mkv").rgb.size(), size_t(st.frames));
+    st = media::transcode(run("scrambled.mp4", "scrambled.mkv", true), p);
+    EXPECT_EQ(st.frames, 20);
+    EXPECT_EQ(decode_clip(dir / "scrambled.mkv").rgb.size(), 20u);
     fs::remove_all(dir);
 }
 

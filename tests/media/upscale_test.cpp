@@ -5,8 +5,17 @@
 #include <stb_image.h>
 #include <stb_image_write.h>
 
+extern "C" {
+#include <libavutil/frame.h>
+}
+
+#include <chrono>
+#include <csignal>
 #include <fstream>
 #include <memory>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
 
 #include "gpu_test.hpp"
 #include "media/testclip.hpp"
@@ -34,24 +43,33 @@ fs::path anime4k_s() {
     return model_cache() / "websr/weights/anime4k/cnn-2x-s-rl.json";
 }
 
-// The model run through a Session on RGB24 pixels as 0..1 (f16 storage as the tool uses), back to
-// RGB24 with rounding.
-std::vector<uint8_t> session_upscale(gpu::Device& device, const fs::path& model,
-                                     const std::vector<uint8_t>& rgb, int w, int h, float range = 1.f) {
+// The model run through a Session on interleaved RGB values 0..1 (f16 storage as the tool uses):
+// the 2x image, interleaved RGB clamped to 0..1.
+std::vector<float> session_upscale01(gpu::Device& device, const fs::path& model,
+                                     const std::vector<float>& rgb, int w, int h, float range = 1.f) {
     const graph::Graph g = import::load_model(model);
     const size_t plane = size_t(w) * h;
     std::vector<float> x(plane * 3);
     for (size_t i = 0; i < plane; ++i)
-        for (size_t c = 0; c < 3; ++c) x[c * plane + i] = rgb[i * 3 + c] / 255.f * range;
+        for (size_t c = 0; c < 3; ++c) x[c * plane + i] = rgb[i * 3 + c] * range;
     Session s(device, g, {.input_shapes = {{g.value(g.inputs()[0]).name, {1, 3, h, w}}}});
     const auto out = s.run(std::vector<graph::TensorData>{graph::TensorData::from_floats({1, 3, h, w}, x)});
     const auto y = out[0].to_floats();
     const size_t oplane = plane * 4;
-    std::vector<uint8_t> px(oplane * 3);
+    std::vector<float> px(oplane * 3);
     for (size_t i = 0; i < oplane; ++i)
-        for (size_t c = 0; c < 3; ++c)
-            px[i * 3 + c] =
-                static_cast<uint8_t>(std::lround(std::clamp(y[c * oplane + i] / range, 0.f, 1.f) * 255.f));
+        for (size_t c = 0; c < 3; ++c) px[i * 3 + c] = std::clamp(y[c * oplane + i] / range, 0.f, 1.f);
+    return px;
+}
+
+// The same on RGB24 pixels, back to RGB24 with rounding.
+std::vector<uint8_t> session_upscale(gpu::Device& device, const fs::path& model,
+                                     const std::vector<uint8_t>& rgb, int w, int h, float range = 1.f) {
+    std::vector<float> x(rgb.size());
+    for (size_t i = 0; i < rgb.size(); ++i) x[i] = rgb[i] / 255.f;
+    const std::vector<float> y = session_upscale01(device, model, x, w, h, range);
+    std::vector<uint8_t> px(y.size());
+    for (size_t i = 0; i < y.size(); ++i) px[i] = static_cast<uint8_t>(std::lround(y[i] * 255.f));
     return px;
 }
 
@@ -225,6 +243,249 @@ TEST_F(UpscaleTest, AGpuWaitThatGivesUpIsACleanError) {
     fs::remove_all(dir);
 }
 
+namespace {
+
+// Channel `c` of a PNG against values 0..1 (one per pixel): mean and max difference in steps of
+// the PNG's depth.
+struct ChannelDiff {
+    double mean = 0;
+    double max = 0;
+};
+ChannelDiff channel_diff(const Png& png, int c, const std::vector<float>& want) {
+    ChannelDiff d;
+    const double scale = png.bits == 16 ? 65535.0 : 255.0;
+    const size_t n = size_t(png.width) * png.height;
+    if (want.size() != n) return {1e9, 1e9};
+    for (size_t i = 0; i < n; ++i) {
+        const double e = std::abs(png.samples[i * png.channels + c] - want[i] * scale);
+        d.mean += e / double(n);
+        d.max = std::max(d.max, e);
+    }
+    return d;
+}
+
+// One channel of interleaved RGB (c = 0, 1, 2), or its BT.601 luma (c = -1), as 0..1 values.
+std::vector<float> channel(const std::vector<float>& rgb, int c) {
+    std::vector<float> v(rgb.size() / 3);
+    for (size_t i = 0; i < v.size(); ++i)
+        v[i] = c >= 0 ? rgb[i * 3 + size_t(c)]
+                      : 0.299f * rgb[i * 3] + 0.587f * rgb[i * 3 + 1] + 0.114f * rgb[i * 3 + 2];
+    return v;
+}
+
+// Grey values 0..1 as interleaved RGB (R = G = B).
+std::vector<float> grey_rgb(const std::vector<float>& grey) {
+    std::vector<float> v(grey.size() * 3);
+    for (size_t i = 0; i < grey.size(); ++i) v[i * 3] = v[i * 3 + 1] = v[i * 3 + 2] = grey[i];
+    return v;
+}
+
+} // namespace
+
+// Issue 14, item 4: images keep what they have. An RGBA PNG comes out RGBA, its alpha upscaled by
+// the model as a grey image; a 16-bit grey + alpha PNG and a 16-bit RGB PNG come out 16-bit with
+// the same channels, with more than 8 bits of precision (f16 storage keeps about 11); each channel
+// as the model run through a Session makes it. A JPEG output says in one note what it drops.
+// Before, every output was 8-bit RGB without a word.
+TEST_F(UpscaleTest, ImagesKeepAlphaChannelsAndBitDepth) {
+    REQUIRE_MODEL(anime4k_s());
+    const fs::path dir = scratch_dir("image-formats");
+    const int w = 20, h = 14;
+    const auto rgb8 = pattern(w, h, 1);
+    Png rgba{w, h, 4, 8, {}}, ga16{w, h, 2, 16, {}}, rgb16{w, h, 3, 16, {}};
+    std::vector<float> rgb01, alpha01, grey01, alpha16_01, rgb16_01;
+    for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x) {
+            const size_t i = size_t(y) * w + x;
+            const uint16_t a = uint16_t((x * 13 + y * 7) % 256);
+            for (int c = 0; c < 3; ++c) rgba.samples.push_back(rgb8[i * 3 + size_t(c)]);
+            rgba.samples.push_back(a);
+            for (int c = 0; c < 3; ++c) rgb01.push_back(rgb8[i * 3 + size_t(c)] / 255.f);
+            alpha01.push_back(a / 255.f);
+            const uint16_t g = uint16_t((x * 2903 + y * 1709 + 311) % 65536),
+                           a16 = uint16_t(std::min(65535, x * 3301 + y * 911 + 17));
+            ga16.samples.insert(ga16.samples.end(), {g, a16});
+            grey01.push_back(g / 65535.f);
+            alpha16_01.push_back(a16 / 65535.f);
+            for (int c = 0; c < 3; ++c) {
+                const uint16_t v = uint16_t((x * 1999 + y * 2503 + c * 7001 + 123) % 65536);
+                rgb16.samples.push_back(v);
+                rgb16_01.push_back(v / 65535.f);
+            }
+        }
+    write_png(dir / "rgba.png", rgba);
+    write_png(dir / "ga16.png", ga16);
+    write_png(dir / "rgb16.png", rgb16);
+    auto upscale = [&](const std::string& in, const std::string& out) {
+        int status = 0;
+        const std::string log = run_tool(
+            "upscale " + (dir / in).string() + " -o " + (dir / out).string() + " -m anime4k-s -q", status);
+        EXPECT_EQ(status, 0) << log;
+        return log;
+    };
+    auto model = [&](const std::vector<float>& rgb) {
+        return session_upscale01(dev(), anime4k_s(), rgb, w, h);
+    };
+    // More than 8 bits: most 16-bit samples are not an 8-bit value times 257.
+    auto finer_than_8_bits = [](const Png& p) {
+        return std::count_if(p.samples.begin(), p.samples.end(), [](uint16_t v) { return v % 257 != 0; }) >
+               std::ptrdiff_t(p.samples.size() / 2);
+    };
+
+    EXPECT_EQ(upscale("rgba.png", "rgba2.png").find("note"), std::string::npos);
+    Png got = read_png(dir / "rgba2.png");
+    ASSERT_EQ(got.width, 2 * w);
+    EXPECT_EQ(got.channels, 4);
+    EXPECT_EQ(got.bits, 8);
+    const auto want_rgb = model(rgb01), want_alpha = channel(model(grey_rgb(alpha01)), 1);
+    for (int c = 0; c < 3; ++c) {
+        const ChannelDiff d = channel_diff(got, c, channel(want_rgb, c));
+        EXPECT_LT(d.mean, 1.0) << "channel " << c;
+        EXPECT_LE(d.max, 12) << "channel " << c;
+    }
+    ChannelDiff d = channel_diff(got, 3, want_alpha);
+    EXPECT_LT(d.mean, 1.0) << "alpha";
+    EXPECT_LE(d.max, 12) << "alpha";
+
+    EXPECT_EQ(upscale("ga16.png", "ga2.png").find("note"), std::string::npos);
+    got = read_png(dir / "ga2.png");
+    ASSERT_EQ(got.width, 2 * w);
+    EXPECT_EQ(got.channels, 2);
+    EXPECT_EQ(got.bits, 16);
+    EXPECT_TRUE(finer_than_8_bits(got));
+    d = channel_diff(got, 0, channel(model(grey_rgb(grey01)), -1));
+    EXPECT_LT(d.mean, 257.0) << "grey";
+    EXPECT_LE(d.max, 12 * 257.0) << "grey";
+    d = channel_diff(got, 1, channel(model(grey_rgb(alpha16_01)), 1));
+    EXPECT_LT(d.mean, 257.0) << "alpha";
+    EXPECT_LE(d.max, 12 * 257.0) << "alpha";
+
+    EXPECT_EQ(upscale("rgb16.png", "rgb2.png").find("note"), std::string::npos);
+    got = read_png(dir / "rgb2.png");
+    ASSERT_EQ(got.width, 2 * w);
+    EXPECT_EQ(got.channels, 3);
+    EXPECT_EQ(got.bits, 16);
+    EXPECT_TRUE(finer_than_8_bits(got));
+    const auto want16 = model(rgb16_01);
+    for (int c = 0; c < 3; ++c) {
+        d = channel_diff(got, c, channel(want16, c));
+        EXPECT_LT(d.mean, 257.0) << "channel " << c;
+        EXPECT_LE(d.max, 12 * 257.0) << "channel " << c;
+    }
+
+    // JPEG keeps neither: one note says so.
+    const std::string log = upscale("rgba.png", "rgba2.jpg");
+    EXPECT_NE(log.find("note: '" + (dir / "rgba2.jpg").string() + "': JPEG has no alpha channel"),
+              std::string::npos)
+        << log;
+    EXPECT_EQ(log.find("note", log.find("note") + 1), std::string::npos) << "one note: " << log;
+    int jw = 0, jh = 0, jc = 0;
+    ASSERT_TRUE(stbi_info((dir / "rgba2.jpg").c_str(), &jw, &jh, &jc));
+    EXPECT_EQ(jw, 2 * w);
+    EXPECT_EQ(jc, 3);
+    fs::remove_all(dir);
+}
+
+// Issue 14, item 4, videos: the codec family, the bit depth and the alpha channel are kept by
+// default. 10-bit HEVC comes out as 10-bit HEVC (before: H.264 High 10); ffv1 with alpha, packed
+// (bgra) or planar (yuva420p), comes out with its alpha upscaled (before: none). Into MP4, which
+// cannot hold ffv1, a 12-bit clip becomes 10-bit H.264 with a note for each change.
+TEST_F(UpscaleTest, VideosKeepCodecBitDepthAndAlpha) {
+    REQUIRE_MODEL(anime4k_s());
+    const fs::path dir = scratch_dir("video-formats");
+    auto upscale = [&](const fs::path& in, const fs::path& out) {
+        int status = 0;
+        const std::string log =
+            run_tool("upscale " + in.string() + " -o " + out.string() + " -m anime4k-s -q", status);
+        EXPECT_EQ(status, 0) << log;
+        return log;
+    };
+    auto facts = [](const fs::path& p, int& frames) {
+        media::VideoReader r({p, 1});
+        frames = 0;
+        while (r.read_frame()) ++frames;
+        return r.info().codec + " " + r.info().pix_fmt;
+    };
+    int frames = 0;
+    media::TestClipDesc hevc;
+    hevc.path = dir / "in10.mp4";
+    hevc.size = {32, 24};
+    hevc.frames = 4;
+    hevc.codec = "libx265";
+    hevc.pix_fmt = "yuv420p10le";
+    hevc.options = {{"x265-params", "log-level=error"}};
+    hevc.audio_codec = "";
+    media::write_test_clip(hevc);
+    EXPECT_EQ(upscale(hevc.path, dir / "out10.mp4").find("note"), std::string::npos);
+    EXPECT_EQ(facts(dir / "out10.mp4", frames), "hevc yuv420p10le");
+    EXPECT_EQ(frames, 4);
+
+    // Alpha: the left half opaque, the right half transparent.
+    for (const std::string pix_fmt : {"bgra", "yuva420p"}) {
+        media::TestClipDesc d;
+        d.path = dir / (pix_fmt + ".mkv");
+        d.size = {32, 24};
+        d.frames = 3;
+        d.codec = "ffv1";
+        d.pix_fmt = pix_fmt;
+        d.audio_codec = "";
+        const bool packed = pix_fmt == "bgra";
+        d.paint = [&](int64_t, AVFrame& f) {
+            std::vector<uint8_t> rgb(size_t(f.width) * f.height * 3);
+            for (size_t i = 0; i < rgb.size(); ++i) rgb[i] = uint8_t(i * 37 % 251);
+            media::fill_from_rgb(f, rgb.data(), f.width * 3);
+            for (int y = 0; y < f.height; ++y)
+                for (int x = 0; x < f.width; ++x) {
+                    const uint8_t a = x < f.width / 2 ? 255 : 0;
+                    if (packed)
+                        f.data[0][int64_t(y) * f.linesize[0] + x * 4 + 3] = a;
+                    else
+                        f.data[3][int64_t(y) * f.linesize[3] + x] = a;
+                }
+        };
+        media::write_test_clip(d);
+        const fs::path out = dir / ("out-" + pix_fmt + ".mkv");
+        EXPECT_EQ(upscale(d.path, out).find("note"), std::string::npos) << pix_fmt;
+        media::VideoReader r({out, 1});
+        EXPECT_EQ(r.info().codec, "ffv1");
+        EXPECT_EQ(r.info().pix_fmt, pix_fmt);
+        int n = 0;
+        while (media::FramePtr f = r.read_frame()) {
+            ++n;
+            ASSERT_EQ(f->width, 64);
+            int opaque = 0, clear = 0;
+            for (int y = 0; y < f->height; ++y)
+                for (int x = 0; x < f->width; ++x) {
+                    const int a = packed ? f->data[0][int64_t(y) * f->linesize[0] + x * 4 + 3]
+                                         : f->data[3][int64_t(y) * f->linesize[3] + x];
+                    if (x < 28) opaque += a >= 245;
+                    if (x >= 36) clear += a <= 10;
+                }
+            EXPECT_EQ(opaque, 28 * f->height) << pix_fmt << " frame " << n;
+            EXPECT_EQ(clear, 28 * f->height) << pix_fmt << " frame " << n;
+        }
+        EXPECT_EQ(n, 3) << pix_fmt;
+    }
+
+    media::TestClipDesc deep;
+    deep.path = dir / "in12.mkv";
+    deep.size = {32, 24};
+    deep.frames = 3;
+    deep.codec = "ffv1";
+    deep.pix_fmt = "yuv444p12le";
+    deep.audio_codec = "";
+    media::write_test_clip(deep);
+    const std::string log = upscale(deep.path, dir / "out12.mp4");
+    EXPECT_NE(log.find("note: the mp4 container cannot hold ffv1"), std::string::npos) << log;
+    EXPECT_NE(log.find("note: '" + (dir / "out12.mp4").string() +
+                       "': libx264 does not take yuv444p12le: writing yuv444p10le (fewer bits)"),
+              std::string::npos)
+        << log;
+    EXPECT_EQ(log.find("note", log.rfind("(fewer bits)")), std::string::npos) << "two notes: " << log;
+    EXPECT_EQ(facts(dir / "out12.mp4", frames), "h264 yuv444p10le");
+    fs::remove_all(dir);
+}
+
 // Issue 14, item 2: an image with the default image model (esrgan-slim, the slowest path on
 // lavapipe) goes through in bounded pieces and comes out as the model run through a Session.
 TEST_F(UpscaleTest, TheDefaultImageModelFinishes) {
@@ -245,6 +506,135 @@ TEST_F(UpscaleTest, TheDefaultImageModelFinishes) {
     const Diff df = diff(got, session_upscale(dev(), model, px, 40, 30, 255.f));
     EXPECT_LT(df.mean, 1.0);
     EXPECT_LE(df.max, 12);
+    fs::remove_all(dir);
+}
+
+// Issue 14, item 7: `--frames 3` of a 10-frame MP4 with AAC audio: 3 frames and the audio to their
+// end (0.12 s, within one AAC packet), not the whole 0.4 s.
+TEST_F(UpscaleTest, FramesCutsAudioAndVideoTogether) {
+    REQUIRE_MODEL(anime4k_s());
+    const fs::path dir = scratch_dir("frames");
+    media::TestClipDesc d;
+    d.path = dir / "in.mp4";
+    d.size = {32, 24};
+    d.frames = 10;
+    media::write_test_clip(d);
+    int status = 0;
+    const std::string log = run_tool("upscale " + d.path.string() + " -o " + (dir / "out.mp4").string() +
+                                         " -m anime4k-s --frames 3 -q",
+                                     status);
+    ASSERT_EQ(status, 0) << log;
+    const DecodedClip out = decode_clip(dir / "out.mp4");
+    ASSERT_EQ(out.rgb.size(), 3u);
+    EXPECT_NEAR(out.video_end, 0.12, 1e-3);
+    ASSERT_FALSE(out.others.empty());
+    EXPECT_LT(out.others.back().start, out.video_end);
+    EXPECT_GE(out.others.back().end, out.video_end);
+    EXPECT_LT(out.others.back().end, out.video_end + 0.03) << "one AAC packet (21 ms) at most past the video";
+    fs::remove_all(dir);
+}
+
+// Issue 14, item 5, as a user meets it: a fast-start MP4 cut in half (which before came out as 8
+// of its 20 frames with exit 0) is one error line naming it and exit 1, with no output; with
+// --tolerate-errors a warning and the frames that could be read. A folder with a truncated PNG:
+// the same, and the other image written when tolerated.
+TEST_F(UpscaleTest, TruncatedInputFailsUnlessTolerated) {
+    REQUIRE_MODEL(anime4k_s());
+    const fs::path dir = scratch_dir("truncated");
+    media::TestClipDesc d;
+    d.path = dir / "full.mp4";
+    d.size = {32, 24};
+    d.frames = 20;
+    d.muxer_options = {{"movflags", "+faststart"}};
+    media::write_test_clip(d);
+    auto cut = [](const fs::path& from, const fs::path& to) {
+        std::ifstream f(from, std::ios::binary);
+        const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+        std::ofstream(to, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size() / 2));
+    };
+    cut(d.path, dir / "cut.mp4");
+    fs::remove(d.path);
+    const std::string out = (dir / "out.mp4").string();
+    int status = 0;
+    std::string log =
+        run_tool("upscale " + (dir / "cut.mp4").string() + " -o " + out + " -m anime4k-s -q", status);
+    EXPECT_EQ(status, 1) << log;
+    EXPECT_NE(log.find("cut.mp4"), std::string::npos) << log;
+    EXPECT_NE(log.find("truncated"), std::string::npos) << log;
+    EXPECT_NE(log.find("--tolerate-errors"), std::string::npos) << log;
+    EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
+    EXPECT_EQ(list_dir(dir), (std::vector<std::string>{"cut.mp4"}));
+    log = run_tool("upscale " + (dir / "cut.mp4").string() + " -o " + out +
+                       " -m anime4k-s -q --tolerate-errors",
+                   status);
+    EXPECT_EQ(status, 0) << log;
+    EXPECT_NE(log.find("warning"), std::string::npos) << log;
+    const size_t frames = decode_clip(out).rgb.size();
+    EXPECT_GT(frames, 0u);
+    EXPECT_LT(frames, 20u);
+
+    fs::create_directories(dir / "photos");
+    const auto a = pattern(16, 12, 1), b = pattern(16, 12, 2);
+    ASSERT_TRUE(stbi_write_png((dir / "photos/a.png").c_str(), 16, 12, 3, a.data(), 48));
+    ASSERT_TRUE(stbi_write_png((dir / "b.png").c_str(), 16, 12, 3, b.data(), 48));
+    cut(dir / "b.png", dir / "photos/b.png");
+    const std::string folder = (dir / "photos").string(), big = (dir / "big").string();
+    log = run_tool("upscale " + folder + " -o " + big + " -m anime4k-s -q", status);
+    EXPECT_EQ(status, 1) << log;
+    EXPECT_NE(log.find("b.png"), std::string::npos) << log;
+    EXPECT_FALSE(fs::exists(dir / "big/b.png"));
+    log = run_tool("upscale " + folder + " -o " + big + " -m anime4k-s -q --tolerate-errors", status);
+    EXPECT_EQ(status, 0) << log;
+    EXPECT_NE(log.find("b.png"), std::string::npos) << log;
+    EXPECT_EQ(list_dir(dir / "big"), (std::vector<std::string>{"a.png"}));
+    fs::remove_all(dir);
+}
+
+// Issue 14, item 3: a disk that fills up (here a file size limit, RLIMIT_FSIZE, which fails writes
+// past it with EFBIG as a full disk fails them with ENOSPC) is an error naming the output the user
+// asked for, never the hidden temporary name, exit 1, and nothing half-written: not for a video,
+// a PNG, a JPEG, nor the image of a folder that does not fit (the one before it is complete).
+// Before, the PNG came out cut at the limit and the JPEG empty, both with "wrote" and exit 0.
+TEST_F(UpscaleTest, AFullDiskIsAnErrorAndLeavesNoHalfWrittenOutput) {
+    REQUIRE_MODEL(anime4k_s());
+    const fs::path dir = scratch_dir("full-disk");
+    const uint64_t limit = 1500; // bytes any file may have
+    media::TestClipDesc d;
+    d.path = dir / "in.mp4";
+    d.size = {64, 48};
+    d.frames = 10;
+    media::write_test_clip(d);
+    const auto px = pattern(32, 24, 1), flat = std::vector<uint8_t>(8 * 8 * 3, 90);
+    ASSERT_TRUE(stbi_write_png((dir / "in.png").c_str(), 32, 24, 3, px.data(), 96));
+    fs::create_directories(dir / "photos");
+    ASSERT_TRUE(stbi_write_png((dir / "photos/a.png").c_str(), 8, 8, 3, flat.data(), 24));
+    ASSERT_TRUE(stbi_write_png((dir / "photos/b.png").c_str(), 32, 24, 3, px.data(), 96));
+    const std::vector<std::string> inputs{d.path.string(), (dir / "in.png").string(),
+                                          (dir / "in.png").string(), (dir / "photos").string()};
+    const std::vector<std::string> outputs{"out.mp4", "out.png", "out.jpg", "big"};
+    const std::vector<std::string> named{"out.mp4", "out.png", "out.jpg", "b.png"};
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        const fs::path out = dir / "o" / outputs[i];
+        fs::create_directories(dir / "o");
+        int status = 0;
+        std::string log = run_tool_limited(
+            {"upscale", inputs[i], "-o", out.string(), "-m", "anime4k-s", "-q"}, limit, status);
+        EXPECT_EQ(status, 1) << outputs[i] << ": " << log;
+        EXPECT_NE(log.find(named[i] + "': cannot "), std::string::npos) << outputs[i] << ": " << log;
+        EXPECT_NE(log.find("(File too large)"), std::string::npos) << outputs[i] << ": " << log;
+        EXPECT_EQ(log.find(".partial"), std::string::npos) << log;
+        EXPECT_EQ(log.find("wrote"), std::string::npos) << log;
+        if (outputs[i] == "big") {
+            EXPECT_EQ(list_dir(dir / "o"), (std::vector<std::string>{"big"}));
+            EXPECT_EQ(list_dir(dir / "o/big"), (std::vector<std::string>{"a.png"}));
+            int w = 0, h = 0;
+            EXPECT_EQ(load_png(dir / "o/big/a.png", w, h).size(), 16u * 16 * 3)
+                << "the image before is whole";
+        } else {
+            EXPECT_TRUE(list_dir(dir / "o").empty()) << outputs[i];
+        }
+        fs::remove_all(dir / "o");
+    }
     fs::remove_all(dir);
 }
 
@@ -302,5 +692,114 @@ TEST_F(UpscaleTest, ErrorsAreOneLineAndNonZero) {
         EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << args << "\n" << log;
         EXPECT_FALSE(fs::exists(out)) << args;
     }
+    fs::remove_all(dir);
+}
+
+namespace {
+
+// Whether a hidden temporary file of `out` is in its folder, polling for up to `seconds`.
+bool wait_for_partial(const fs::path& out, double seconds) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    const std::string prefix = "." + out.stem().string() + ".partial-";
+    while (std::chrono::steady_clock::now() < end) {
+        for (const auto& e : fs::directory_iterator(out.parent_path()))
+            if (e.path().filename().string().rfind(prefix, 0) == 0) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+}
+
+// A clip long enough (80 s at 25 fps, tiny frames) that a run is surely still going when the test
+// signals it a second after it started writing.
+media::TestClipDesc long_clip(const fs::path& path) {
+    media::TestClipDesc d;
+    d.path = path;
+    d.size = {32, 24};
+    d.frames = 2000;
+    d.options = {{"preset", "ultrafast"}};
+    d.audio_codec = "";
+    return d;
+}
+
+} // namespace
+
+// Issue 14, item 6: SIGTERM (what timeout, systemd and docker send) stops a run as Ctrl-C does:
+// a prompt exit with 128 + the signal, one line saying so, the frames done so far as a playable
+// file under the output name and no hidden temporary file; with --no-partial nothing is left.
+// Before, SIGTERM killed the process on the spot and left `.out.partial-PID.mp4` behind.
+TEST_F(UpscaleTest, SigtermAndCtrlCStopPromptlyAndLeaveNoTemporaryFile) {
+    REQUIRE_MODEL(anime4k_s());
+    const fs::path dir = scratch_dir("signals");
+    const media::TestClipDesc d = long_clip(dir / "in.mp4");
+    media::write_test_clip(d);
+    const fs::path out = dir / "out.mp4";
+    struct Case {
+        int sig;
+        bool no_partial;
+        int status;
+        const char* says;
+    };
+    for (const Case& c : {Case{SIGTERM, false, 143, "interrupted by SIGTERM"},
+                          Case{SIGINT, true, 130, "the partial output was removed"}}) {
+        std::vector<std::string> args{"upscale", d.path.string(), "-o", out.string(),
+                                      "-m",      "anime4k-s",     "-q"};
+        if (c.no_partial) args.push_back("--no-partial");
+        ToolProcess p(args);
+        ASSERT_TRUE(wait_for_partial(out, 120)) << p.output();
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        const auto t0 = std::chrono::steady_clock::now();
+        p.signal(c.sig);
+        ASSERT_TRUE(p.wait(60)) << "still running 60 s after the signal";
+        const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const std::string log = p.output();
+        EXPECT_EQ(p.status(), c.status) << log;
+        EXPECT_LT(took, 5.0) << log;
+        EXPECT_NE(log.find(c.says), std::string::npos) << log;
+        EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
+        if (c.no_partial) {
+            EXPECT_EQ(list_dir(dir), (std::vector<std::string>{"in.mp4"}));
+        } else {
+            EXPECT_EQ(list_dir(dir), (std::vector<std::string>{"in.mp4", "out.mp4"}));
+            const DecodedClip got = decode_clip(out);
+            EXPECT_GE(got.rgb.size(), 1u);
+            EXPECT_LT(got.rgb.size(), size_t(d.frames));
+            fs::remove(out);
+        }
+    }
+    fs::remove_all(dir);
+}
+
+// Issue 14, item 6: a run killed outright (SIGKILL: no handler runs) leaves its hidden temporary
+// file; the next run on the same output removes it, and leaves alone the one of a process that
+// still runs (here the test itself).
+TEST_F(UpscaleTest, TheNextRunRemovesTemporaryFilesOfKilledRuns) {
+    REQUIRE_MODEL(anime4k_s());
+    const fs::path dir = scratch_dir("stale");
+    const media::TestClipDesc d = long_clip(dir / "in.mp4");
+    media::write_test_clip(d);
+    const fs::path out = dir / "out.mp4";
+    {
+        ToolProcess p({"upscale", d.path.string(), "-o", out.string(), "-m", "anime4k-s", "-q"});
+        ASSERT_TRUE(wait_for_partial(out, 120)) << p.output();
+        p.signal(SIGKILL);
+        ASSERT_TRUE(p.wait(30));
+        EXPECT_EQ(p.status(), 128 + SIGKILL);
+    }
+    ASSERT_EQ(list_dir(dir).size(), 2u) << "the killed run's temporary file stays until the next run";
+    const std::string live = ".out.partial-" + std::to_string(::getpid()) + ".mp4";
+    std::ofstream(dir / live) << "another run's file, still being written";
+    // A file of another output, from a process that is gone: not this run's to remove.
+    const pid_t dead = ::fork();
+    if (dead == 0) ::_exit(0);
+    ::waitpid(dead, nullptr, 0);
+    const std::string other = ".other.partial-" + std::to_string(dead) + ".mp4";
+    std::ofstream(dir / other) << "not this output's";
+    int status = 0;
+    const std::string log = run_tool(
+        "upscale " + d.path.string() + " -o " + out.string() + " -m anime4k-s --frames 2 -q", status);
+    ASSERT_EQ(status, 0) << log;
+    std::vector<std::string> want{other, live, "in.mp4", "out.mp4"};
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(list_dir(dir), want);
     fs::remove_all(dir);
 }

@@ -23,12 +23,14 @@ using ops::PixelFormat;
 constexpr PixelFormat all_formats[] = {PixelFormat::Yuv420p,   PixelFormat::Yuv422p,   PixelFormat::Yuv444p,
                                        PixelFormat::Nv12,      PixelFormat::Yuv420p10, PixelFormat::Yuv422p10,
                                        PixelFormat::Yuv444p10, PixelFormat::P010,      PixelFormat::Rgb24,
-                                       PixelFormat::Rgba,      PixelFormat::Bgra};
+                                       PixelFormat::Rgba,      PixelFormat::Bgra,      PixelFormat::Gbrp,
+                                       PixelFormat::Gbrp16};
 constexpr ColorMatrix all_matrices[] = {ColorMatrix::Bt601, ColorMatrix::Bt709, ColorMatrix::Bt2020};
 constexpr ColorRange all_ranges[] = {ColorRange::Limited, ColorRange::Full};
 
-bool packed_rgb(PixelFormat f) {
-    return ref_color::layout_of(f).planes == 1;
+// RGB formats (packed or planar): no matrix, no range.
+bool rgb_format(PixelFormat f) {
+    return ref_color::layout_of(f).rgb;
 }
 
 // A frame layout built here (not with ops::packed_frame): planes one after another with `gap`
@@ -169,6 +171,11 @@ TEST_F(Color, LayoutHelpers) {
     EXPECT_TRUE(ops::pixel_format_from_ffmpeg("yuvj444p")->full_range_hint);
     EXPECT_EQ(ops::pixel_format_from_ffmpeg("p010le")->format, PixelFormat::P010);
     EXPECT_FALSE(ops::pixel_format_from_ffmpeg("yuv410p"));
+    EXPECT_EQ(ops::pixel_format_from_ffmpeg("gbrp")->format, PixelFormat::Gbrp);
+    EXPECT_EQ(ops::pixel_format_from_ffmpeg("gbrp12le")->format, PixelFormat::Gbrp16);
+    EXPECT_EQ(ops::pixel_format_from_ffmpeg("gbrp12le")->bits, 12u);
+    EXPECT_EQ(ops::plane_count(PixelFormat::Gbrp16), 3u);
+    EXPECT_EQ(ops::plane_samples(PixelFormat::Gbrp, 7, 5, 2), (std::array<uint32_t, 2>{7, 5}));
 }
 
 // Every layout x matrix x range, f32 and f16, 13x7 with padded rows and unaligned planes.
@@ -178,7 +185,7 @@ TEST_F(Color, YuvToRgbEveryLayout) {
         for (const PixelFormat format : all_formats)
             for (const ColorMatrix matrix : all_matrices)
                 for (const ColorRange range : all_ranges) {
-                    if (packed_rgb(format) && (matrix != ColorMatrix::Bt601 || range != ColorRange::Limited))
+                    if (rgb_format(format) && (matrix != ColorMatrix::Bt601 || range != ColorRange::Limited))
                         continue; // the matrix and range do not apply
                     FrameDesc f = make_frame(format, 13, 7, 0, 3, 5, 1);
                     f.matrix = matrix;
@@ -192,7 +199,8 @@ TEST_F(Color, YuvToRgbEveryLayout) {
 // 16-bit formats at every significant-bit count FFmpeg uses.
 TEST_F(Color, YuvToRgbBitDepths) {
     uint32_t seed = 100;
-    for (const PixelFormat format : {PixelFormat::Yuv420p10, PixelFormat::Yuv444p10, PixelFormat::P010})
+    for (const PixelFormat format :
+         {PixelFormat::Yuv420p10, PixelFormat::Yuv444p10, PixelFormat::P010, PixelFormat::Gbrp16})
         for (const uint32_t bits : {9u, 12u, 16u}) {
             FrameDesc f = make_frame(format, 9, 6, bits, 2, 2, 2);
             f.range = bits == 12 ? ColorRange::Full : ColorRange::Limited;
@@ -311,7 +319,7 @@ TEST_F(Color, RgbToYuvEveryLayout) {
         for (const PixelFormat format : all_formats)
             for (const ColorMatrix matrix : all_matrices)
                 for (const ColorRange range : all_ranges) {
-                    if (packed_rgb(format) && (matrix != ColorMatrix::Bt601 || range != ColorRange::Limited))
+                    if (rgb_format(format) && (matrix != ColorMatrix::Bt601 || range != ColorRange::Limited))
                         continue;
                     // 11x5: odd, so chroma blocks at the right and bottom edges are partial.
                     FrameDesc f = make_frame(format, 11, 5, 0, 8, 3, 4);
@@ -324,7 +332,8 @@ TEST_F(Color, RgbToYuvEveryLayout) {
 
 TEST_F(Color, RgbToYuvBitDepthsAndSizes) {
     uint32_t seed = 400;
-    for (const PixelFormat format : {PixelFormat::Yuv420p10, PixelFormat::Yuv422p10, PixelFormat::P010})
+    for (const PixelFormat format :
+         {PixelFormat::Yuv420p10, PixelFormat::Yuv422p10, PixelFormat::P010, PixelFormat::Gbrp16})
         for (const uint32_t bits : {9u, 12u, 16u}) {
             FrameDesc f = make_frame(format, 7, 3, bits, 4, 0, 4);
             f.range = bits == 9 ? ColorRange::Full : ColorRange::Limited;

@@ -72,3 +72,18 @@ def test_upscale_video_stops_when_progress_raises(anime4k_s, tmp_path):
         vkml.upscale_video(tmp_path / "missing.mp4", tmp_path / "b.mp4")
     with pytest.raises(TypeError, match="callable"):
         vkml.upscale_video(CLIP, tmp_path / "c.mp4", progress=3)
+
+
+def test_upscale_video_damaged_input_raises_unless_tolerated(anime4k_s, tmp_path):
+    # The bundled clip with bytes of its first frames scrambled (issue 14, item 5).
+    data = bytearray(CLIP.read_bytes())
+    for i in range(2000, 2400):
+        data[i] ^= 0x5A
+    bad = tmp_path / "bad.mp4"
+    bad.write_bytes(bytes(data))
+    out = tmp_path / "out.mp4"
+    with pytest.raises(vkml.InvalidArgument, match=r"bad\.mp4.*damaged.*tolerate_errors=True"):
+        vkml.upscale_video(bad, out, model="anime4k-s", frames=3)
+    assert not out.exists()
+    stats = vkml.upscale_video(bad, out, model="anime4k-s", frames=3, tolerate_errors=True)
+    assert stats["frames"] == 3 and out.stat().st_size > 0

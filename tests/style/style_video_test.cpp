@@ -63,7 +63,7 @@ TEST_F(StyleVideo, FramesMatchTheStandaloneRunAndTheSampleWritesAVideo) {
     media::TranscodeDesc desc{.input = clip, .output = dir / "styled.mp4"};
     desc.device = &dev();
     desc.quiet = true;
-    desc.handle_sigint = false;
+    desc.handle_signals = false;
     const media::TranscodeStats stats = media::transcode(desc, proc);
     EXPECT_EQ(stats.frames, 3);
     EXPECT_EQ(proc.frames_, 3);

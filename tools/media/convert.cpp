@@ -6,6 +6,7 @@ extern "C" {
 }
 
 #include <cstring>
+#include <string>
 
 #include "vkml/error.hpp"
 
@@ -15,6 +16,128 @@ std::optional<ops::PixelFormatSpec> gpu_layout(int av_pix_fmt) {
     const char* name = av_get_pix_fmt_name(static_cast<AVPixelFormat>(av_pix_fmt));
     if (!name) return std::nullopt;
     return ops::pixel_format_from_ffmpeg(name);
+}
+
+std::optional<AlphaLayout> alpha_layout(int av_pix_fmt) {
+    const auto fmt = static_cast<AVPixelFormat>(av_pix_fmt);
+    const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(fmt);
+    if (!d || !(d->flags & AV_PIX_FMT_FLAG_ALPHA) || d->nb_components != 4) return std::nullopt;
+    const std::string name = d->name;
+    AlphaLayout l;
+    const AVComponentDescriptor& a = d->comp[3];
+    l.bits = a.depth;
+    if (d->flags & AV_PIX_FMT_FLAG_PLANAR) {
+        // yuva420p10le -> yuv420p10le, gbrap16le -> gbrp16le.
+        std::string colour;
+        if (name.rfind("yuva", 0) == 0)
+            colour = "yuv" + name.substr(4);
+        else if (name.rfind("gbrap", 0) == 0)
+            colour = "gbrp" + name.substr(5);
+        else
+            return std::nullopt;
+        if (a.shift != 0 || a.offset != 0 || (a.step != 1 && a.step != 2)) return std::nullopt;
+        l.colour_format = av_get_pix_fmt(colour.c_str());
+        l.plane = a.plane;
+    } else {
+        // Packed RGBA / BGRA: the alpha byte of each pixel; the conversion reads the colour as is.
+        if (fmt != AV_PIX_FMT_RGBA && fmt != AV_PIX_FMT_BGRA) return std::nullopt;
+        l.colour_format = av_pix_fmt;
+        l.packed = true;
+        l.plane = 0;
+        l.offset = a.offset;
+        l.step = a.step;
+    }
+    const std::string grey = l.bits == 8 ? "gbrp" : "gbrp" + std::to_string(l.bits) + "le";
+    l.alpha_format = av_get_pix_fmt(grey.c_str());
+    if (l.colour_format < 0 || l.alpha_format < 0 || !gpu_layout(l.colour_format) ||
+        !gpu_layout(l.alpha_format))
+        return std::nullopt;
+    return l;
+}
+
+bool gpu_writable(int av_pix_fmt) {
+    const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(av_pix_fmt));
+    if (d && (d->flags & AV_PIX_FMT_FLAG_ALPHA)) {
+        // rgba and bgra are written as they are (alpha 255) when the alpha is not kept.
+        return alpha_layout(av_pix_fmt).has_value();
+    }
+    return gpu_layout(av_pix_fmt).has_value();
+}
+
+FramePtr colour_part(const AVFrame& frame, const AlphaLayout& layout) {
+    FramePtr f = make_frame();
+    if (av_frame_ref(f.get(), &frame) < 0) throw Error(ErrorCode::OutOfHostMemory, "av_frame_ref failed");
+    f->format = layout.colour_format;
+    if (!layout.packed) {
+        f->data[layout.plane] = nullptr;
+        f->linesize[layout.plane] = 0;
+    }
+    return f;
+}
+
+FramePtr alpha_part(const AVFrame& frame, const AlphaLayout& layout) {
+    FramePtr f = make_frame();
+    if (!layout.packed) {
+        // The alpha plane itself, three times: a grey planar-RGB frame sharing the buffers.
+        if (av_frame_ref(f.get(), &frame) < 0) throw Error(ErrorCode::OutOfHostMemory, "av_frame_ref failed");
+        f->format = layout.alpha_format;
+        uint8_t* plane = frame.data[layout.plane];
+        const int stride = frame.linesize[layout.plane];
+        for (int p = 0; p < 3; ++p) {
+            f->data[p] = plane;
+            f->linesize[p] = stride;
+        }
+        f->data[3] = nullptr;
+        f->linesize[3] = 0;
+        return f;
+    }
+    // Packed: the alpha bytes copied out into a plane.
+    f->format = layout.alpha_format;
+    f->width = frame.width;
+    f->height = frame.height;
+    if (av_frame_get_buffer(f.get(), 0) < 0)
+        throw Error(ErrorCode::OutOfHostMemory, "alpha frame allocation failed");
+    for (int y = 0; y < frame.height; ++y) {
+        const uint8_t* src = frame.data[0] + int64_t(y) * frame.linesize[0] + layout.offset;
+        uint8_t* dst = f->data[0] + int64_t(y) * f->linesize[0];
+        for (int x = 0; x < frame.width; ++x) dst[x] = src[int64_t(x) * layout.step];
+    }
+    for (int p = 1; p < 3; ++p) {
+        f->data[p] = f->data[0];
+        f->linesize[p] = f->linesize[0];
+    }
+    return f;
+}
+
+void merge_alpha(AVFrame& out, const AVFrame& alpha, const AlphaLayout& layout) {
+    if (alpha.width != out.width || alpha.height != out.height)
+        throw Error(ErrorCode::InvalidArgument, "merge_alpha: the alpha frame's size differs");
+    const int bytes = layout.bits > 8 ? 2 : 1;
+    for (int y = 0; y < out.height; ++y) {
+        const uint8_t* src = alpha.data[0] + int64_t(y) * alpha.linesize[0];
+        if (layout.packed) {
+            uint8_t* dst = out.data[0] + int64_t(y) * out.linesize[0] + layout.offset;
+            for (int x = 0; x < out.width; ++x) dst[int64_t(x) * layout.step] = src[x];
+        } else {
+            std::memcpy(out.data[layout.plane] + int64_t(y) * out.linesize[layout.plane], src,
+                        size_t(out.width) * bytes);
+        }
+    }
+}
+
+void fill_alpha(AVFrame& out, const AlphaLayout& layout) {
+    const int max = (1 << layout.bits) - 1;
+    for (int y = 0; y < out.height; ++y) {
+        uint8_t* row = out.data[layout.plane] + int64_t(y) * out.linesize[layout.plane];
+        for (int x = 0; x < out.width; ++x) {
+            if (layout.packed)
+                row[int64_t(x) * layout.step + layout.offset] = uint8_t(max);
+            else if (layout.bits > 8)
+                reinterpret_cast<uint16_t*>(row)[x] = uint16_t(max);
+            else
+                row[x] = uint8_t(max);
+        }
+    }
 }
 
 namespace {
@@ -125,9 +248,9 @@ void FrameDownloader::record(gpu::CommandBuffer& cmd, const gpu::Tensor& rgb) co
     gpu::barrier::to_host(cmd);
 }
 
-FramePtr FrameDownloader::read() const {
+FramePtr FrameDownloader::read(int as_format) const {
     FramePtr f = make_frame();
-    f->format = desc_.pix_fmt;
+    f->format = as_format >= 0 ? as_format : desc_.pix_fmt;
     f->width = desc_.size.width;
     f->height = desc_.size.height;
     const int ret = av_frame_get_buffer(f.get(), 0);

@@ -14,6 +14,34 @@ namespace vkml::media {
 // The colour-op layout of an FFmpeg pixel format (AVPixelFormat), or nullopt when vkml has none.
 std::optional<ops::PixelFormatSpec> gpu_layout(int av_pix_fmt);
 
+// Frames with an alpha channel: their colour goes through the GPU conversion of the same format
+// without alpha, and their alpha as a second, grey frame (planar RGB whose three planes are the
+// alpha plane), so a processor treats it as an image too (an upscaler upscales it).
+struct AlphaLayout {
+    int colour_format = -1; // AVPixelFormat of the colour: yuva420p -> yuv420p, gbrap16le -> gbrp16le,
+                            // rgba -> rgba (the conversion ignores the alpha byte and writes 255)
+    int alpha_format = -1;  // gbrp or gbrpNNle with the alpha's bits: the grey frame's format
+    int plane = 3;          // where the alpha is: a plane of its own,
+    bool packed = false;    // or byte `offset` of every `step`-byte pixel of plane 0
+    int offset = 3, step = 4;
+    int bits = 8;
+};
+// The layout of `av_pix_fmt`'s alpha, or nullopt when it has none or vkml converts neither its
+// colour nor its alpha.
+std::optional<AlphaLayout> alpha_layout(int av_pix_fmt);
+// Whether the GPU conversion writes frames of `av_pix_fmt` (with alpha: colour and alpha apart).
+bool gpu_writable(int av_pix_fmt);
+
+// A frame with alpha split in two (references to its buffers where possible): its colour as the
+// colour format, and its alpha as the grey alpha-format frame.
+FramePtr colour_part(const AVFrame& frame, const AlphaLayout& layout);
+FramePtr alpha_part(const AVFrame& frame, const AlphaLayout& layout);
+// Writes the alpha of `out` (in a format of `layout`) from plane 0 of `alpha` (the grey frame,
+// alpha_format, the same size).
+void merge_alpha(AVFrame& out, const AVFrame& alpha, const AlphaLayout& layout);
+// Makes the alpha of `out` opaque.
+void fill_alpha(AVFrame& out, const AlphaLayout& layout);
+
 struct ConvertDesc {
     int pix_fmt = -1; // AVPixelFormat of the frames
     Size size;
@@ -45,8 +73,10 @@ public:
     FrameDownloader(gpu::Device& device, const ConvertDesc& desc);
     // Records RGB tensor (written by compute) -> encoder planes -> readback buffer.
     void record(gpu::CommandBuffer& cmd, const gpu::Tensor& rgb) const;
-    // After the work completed: a new frame in desc().pix_fmt holding the planes.
-    FramePtr read() const;
+    // After the work completed: a new frame in desc().pix_fmt holding the planes, or in
+    // `as_format` (-1: the same), a format whose first planes are laid out as desc().pix_fmt's
+    // (its alpha format: yuva420p for yuv420p; the alpha is left for merge_alpha).
+    FramePtr read(int as_format = -1) const;
     const ConvertDesc& desc() const { return desc_; }
 
 private:

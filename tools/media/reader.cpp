@@ -9,12 +9,16 @@ extern "C" {
 #include <libavutil/pixdesc.h>
 }
 
+#include <atomic>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <limits>
 #include <mutex>
 #include <string_view>
+#include <vector>
 
 #include "vkml/error.hpp"
 
@@ -66,7 +70,21 @@ namespace {
 thread_local int truncation_messages = 0;
 bool show_libav_log = false;
 
+// An error a video decoder logs (a damaged slice it concealed, a missing reference): counted for
+// the reader whose decoder it is, through the context's opaque pointer (frame-thread copies of the
+// context carry it too). Decoders report some damage only this way: with frame threads, a
+// concealed frame may come out before its error flags are set.
+void count_decoder_error(void* avcl, int level) {
+    if (level > AV_LOG_ERROR || !avcl) return;
+    const AVClass* cls = *static_cast<const AVClass* const*>(avcl);
+    if (!cls || !cls->class_name || std::strcmp(cls->class_name, "AVCodecContext") != 0) return;
+    const auto* ctx = static_cast<const AVCodecContext*>(avcl);
+    if (ctx->codec && av_codec_is_decoder(ctx->codec) && ctx->opaque)
+        static_cast<std::atomic<int>*>(ctx->opaque)->fetch_add(1);
+}
+
 void libav_log(void* avcl, int level, const char* fmt, va_list args) {
+    count_decoder_error(avcl, level);
     if (level <= AV_LOG_WARNING) {
         char line[512];
         va_list copy;
@@ -93,9 +111,16 @@ void quiet_libav_log() {
     });
 }
 
+bool verbose_libav() {
+    quiet_libav_log();
+    return show_libav_log;
+}
+
 struct VideoReader::Decoder {
     AVCodecContext* ctx = nullptr;
     PacketPtr pkt = make_packet();
+    std::atomic<int> errors{0}; // logged by the decoder (count_decoder_error)
+    int errors_seen = 0;
     ~Decoder() { avcodec_free_context(&ctx); }
 };
 
@@ -145,7 +170,8 @@ int rotation_of(const AVStream* st) {
 
 } // namespace
 
-VideoReader::VideoReader(const ReaderDesc& desc) : path_(desc.path), dec_(std::make_unique<Decoder>()) {
+VideoReader::VideoReader(const ReaderDesc& desc)
+    : path_(desc.path), dec_(std::make_unique<Decoder>()), tolerate_(desc.tolerate_errors) {
     quiet_libav_log();
     std::error_code ec;
     if (!fs::exists(path_, ec)) fail(path_, "no such file");
@@ -187,6 +213,7 @@ VideoReader::VideoReader(const ReaderDesc& desc) : path_(desc.path), dec_(std::m
     dec_->ctx = avcodec_alloc_context3(codec);
     avcodec_parameters_to_context(dec_->ctx, st->codecpar);
     dec_->ctx->pkt_timebase = st->time_base;
+    dec_->ctx->opaque = &dec_->errors;
     dec_->ctx->thread_count = desc.threads;
     dec_->ctx->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
     ret = avcodec_open2(dec_->ctx, codec, nullptr);
@@ -234,39 +261,98 @@ VideoReader::~VideoReader() {
     avformat_close_input(&fmt_);
 }
 
+// Damaged input: an error, or with tolerate_errors a warning the first time and a count.
+void VideoReader::damage(const std::string& what) {
+    ++damaged_;
+    if (!tolerate_) throw DamagedInput(ErrorCode::InvalidArgument, "'" + path_.string() + "': " + what);
+    if (!warned_)
+        std::fprintf(stderr, "vkml: warning: '%s': %s; going on (--tolerate-errors)\n", path_.c_str(),
+                     what.c_str());
+    warned_ = true;
+}
+
+// At the end of the file: whether it ended where it should.
+void VideoReader::check_complete() {
+    if (checked_end_) return;
+    checked_end_ = true;
+    const int64_t listed = fmt_->streams[video_index_]->nb_frames;
+    std::string what;
+    if (listed > 0 && video_packets_ < listed)
+        what = "the file ends after " + std::to_string(frames_out_) + " frames; its index lists " +
+               std::to_string(listed) + " (truncated)";
+    else if (truncated_)
+        what = "the file ends early after " + std::to_string(frames_out_) + " frames (truncated or damaged)";
+    if (what.empty()) return;
+    truncated_ = true;
+    end_problem_ = what;
+    if (!tolerate_) throw DamagedInput(ErrorCode::InvalidArgument, "'" + path_.string() + "': " + what);
+    std::fprintf(stderr, "vkml: warning: '%s': %s; going on (--tolerate-errors)\n", path_.c_str(),
+                 what.c_str());
+}
+
+std::string VideoReader::problems() const {
+    std::string s;
+    if (damaged_ > 0)
+        s = std::to_string(damaged_) + " damaged frame" + (damaged_ == 1 ? "" : "s") + " or packet" +
+            (damaged_ == 1 ? "" : "s");
+    if (!end_problem_.empty()) s += (s.empty() ? "" : "; ") + end_problem_;
+    return s;
+}
+
 FramePtr VideoReader::read_frame() {
     FramePtr frame = make_frame();
     AVCodecContext* ctx = dec_->ctx;
+    // Errors the decoder logged since the last look (its threads may log them at any time).
+    auto check_decoder = [&] {
+        const int n = dec_->errors.load();
+        if (n == dec_->errors_seen) return;
+        dec_->errors_seen = n;
+        damage("damaged video data near frame " + std::to_string(frames_out_ + 1) +
+               " (the decoder reported errors and concealed them)");
+    };
     for (;;) {
+        check_decoder();
         int ret = avcodec_receive_frame(ctx, frame.get());
         if (ret == 0) {
             int64_t pts = frame->best_effort_timestamp;
             if (pts == AV_NOPTS_VALUE) pts = frame->pts;
             if (pts == AV_NOPTS_VALUE) pts = next_pts_;
             frame->pts = pts;
-#if LIBAVUTIL_VERSION_MAJOR >= 58
-            int64_t dur = frame->duration;
-#else
-            int64_t dur = frame->pkt_duration;
-#endif
+            int64_t dur = frame_duration(*frame);
             if (dur <= 0 && info_.frame_rate.num > 0)
                 dur = av_rescale_q(1, av_inv_q({info_.frame_rate.num, info_.frame_rate.den}),
                                    {info_.time_base.num, info_.time_base.den});
-            next_pts_ = pts + std::max<int64_t>(dur, 1);
+            dur = std::max<int64_t>(dur, 1);
+#if LIBAVUTIL_VERSION_MAJOR >= 58
+            frame->duration = dur;
+#else
+            frame->pkt_duration = dur;
+#endif
+            next_pts_ = pts + dur;
+            // A frame the decoder pieced together around damaged data (players show it as is).
+            if (frame->decode_error_flags != 0 || (frame->flags & AV_FRAME_FLAG_CORRUPT))
+                damage("frame " + std::to_string(frames_out_ + 1) +
+                       " is damaged (the decoder had to conceal errors in it)");
+            ++frames_out_;
             return frame;
         }
-        if (ret == AVERROR_EOF) return nullptr;
+        if (ret == AVERROR_EOF) {
+            check_decoder();
+            check_complete();
+            return nullptr;
+        }
         if (ret != AVERROR(EAGAIN)) {
-            // A frame that fails to decode: skip it rather than stop, as players do.
-            if (!warned_)
-                std::fprintf(stderr, "vkml: '%s': a frame failed to decode (%s); skipping\n", path_.c_str(),
-                             av_error(ret).c_str());
-            warned_ = true;
+            damage("a frame after frame " + std::to_string(frames_out_) + " failed to decode (" +
+                   av_error(ret) + ")");
             continue;
         }
         if (eof_) {
             // Drained already and still EAGAIN: nothing more will come.
-            if (flushed_) return nullptr;
+            if (flushed_) {
+                check_decoder();
+                check_complete();
+                return nullptr;
+            }
             avcodec_send_packet(ctx, nullptr);
             flushed_ = true;
             continue;
@@ -276,21 +362,103 @@ FramePtr VideoReader::read_frame() {
         ret = av_read_frame(fmt_, pkt);
         if (truncation_messages != before) truncated_ = true;
         if (ret < 0) {
-            // Anything but a clean end of file (an I/O error, data cut mid-packet) is truncation.
-            if (ret != AVERROR_EOF || (fmt_->pb && fmt_->pb->error < 0)) truncated_ = true;
+            // Anything but a clean end of file (an I/O error, data cut mid-packet) is truncation;
+            // so is a short last packet (check_complete says so, not damage()).
+            if (ret != AVERROR_EOF || (fmt_->pb && fmt_->pb->error < 0) || !pending_damage_.empty())
+                truncated_ = true;
+            pending_damage_.clear();
             eof_ = true;
             continue;
         }
+        if (!pending_damage_.empty()) {
+            const std::string what = std::move(pending_damage_);
+            pending_damage_.clear();
+            damage(what); // (tolerated: on with this packet)
+        }
+        const bool corrupt = (pkt->flags & AV_PKT_FLAG_CORRUPT) != 0;
+        if (corrupt) {
+            // A packet the demuxer could not read whole: damage, unless it is the last one (the file
+            // is cut short there); decided when the next read shows which.
+            const double at = packet_seconds(fmt_, *pkt);
+            char when[48] = "";
+            if (at > -1e300) std::snprintf(when, sizeof when, " at %.2f s", at);
+            pending_damage_ = std::string("damaged or missing data") + when + " in stream #" +
+                              std::to_string(pkt->stream_index) +
+                              (pkt->stream_index == video_index_ ? " (video)" : "");
+            if (pkt->stream_index != video_index_) { // not worth copying; a decoder conceals video
+                av_packet_unref(pkt);
+                continue;
+            }
+        }
         if (pkt->stream_index == video_index_) {
+            ++video_packets_;
             ret = avcodec_send_packet(ctx, pkt);
             av_packet_unref(pkt);
-            if (ret < 0 && ret != AVERROR(EAGAIN)) {
-                if (!warned_)
-                    std::fprintf(stderr, "vkml: '%s': damaged video data (%s); skipping it\n", path_.c_str(),
-                                 av_error(ret).c_str());
-                warned_ = true;
-            }
+            if (ret < 0 && ret != AVERROR(EAGAIN))
+                damage("damaged video data after frame " + std::to_string(frames_out_) + " (" +
+                       av_error(ret) + ")");
         } else if (on_other_packet) {
+            PacketPtr copy = make_packet();
+            av_packet_move_ref(copy.get(), pkt);
+            on_other_packet(std::move(copy));
+        } else {
+            av_packet_unref(pkt);
+        }
+    }
+}
+
+} // namespace vkml::media
+
+namespace vkml::media {
+
+int64_t frame_duration(const AVFrame& frame) {
+#if LIBAVUTIL_VERSION_MAJOR >= 58
+    return frame.duration;
+#else
+    return frame.pkt_duration;
+#endif
+}
+
+double packet_seconds(const AVFormatContext* fmt, const AVPacket& packet) {
+    const int64_t t = packet.pts != AV_NOPTS_VALUE ? packet.pts : packet.dts;
+    if (t == AV_NOPTS_VALUE || packet.stream_index < 0 ||
+        static_cast<unsigned>(packet.stream_index) >= fmt->nb_streams)
+        return -std::numeric_limits<double>::infinity();
+    return static_cast<double>(t) * av_q2d(fmt->streams[packet.stream_index]->time_base);
+}
+
+void VideoReader::read_other_packets(double until) {
+    // Each copied stream is done once a packet of it starts at `until` or later (the demuxer
+    // interleaves by time, so what follows is later still), or at the end of the file.
+    std::vector<bool> done(fmt_->nb_streams, true);
+    size_t left = 0;
+    for (unsigned i = 0; i < fmt_->nb_streams; ++i) {
+        const auto type = fmt_->streams[i]->codecpar->codec_type;
+        if (static_cast<int>(i) != video_index_ &&
+            (type == AVMEDIA_TYPE_AUDIO || type == AVMEDIA_TYPE_SUBTITLE)) {
+            done[i] = false;
+            ++left;
+        }
+    }
+    AVPacket* pkt = dec_->pkt.get();
+    while (left > 0 && !eof_) {
+        const int ret = av_read_frame(fmt_, pkt);
+        if (ret < 0) {
+            eof_ = true;
+            break;
+        }
+        const int si = pkt->stream_index;
+        if (si < 0 || static_cast<unsigned>(si) >= fmt_->nb_streams || si == video_index_ || done[si]) {
+            av_packet_unref(pkt);
+            continue;
+        }
+        if (packet_seconds(fmt_, *pkt) >= until) {
+            done[si] = true;
+            --left;
+            av_packet_unref(pkt);
+            continue;
+        }
+        if (on_other_packet) {
             PacketPtr copy = make_packet();
             av_packet_move_ref(copy.get(), pkt);
             on_other_packet(std::move(copy));

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "transcode.hpp"
+#include "vkml/error.hpp"
 
 struct AVFrame;
 struct AVPacket;
@@ -61,6 +62,15 @@ struct VideoInfo {
 struct ReaderDesc {
     std::filesystem::path path;
     int threads = 0; // decoder threads; 0 = automatic
+    // Damaged or cut input (see read_frame): false, an error at the first sign of it; true, a
+    // warning the first time, a count (problems()), and on with what decodes, as players do.
+    bool tolerate_errors = false;
+};
+
+// The error read_frame throws for damaged or truncated input (so a caller can add how to go on).
+class DamagedInput : public Error {
+public:
+    using Error::Error;
 };
 
 class VideoReader {
@@ -73,12 +83,22 @@ public:
     const VideoInfo& info() const { return info_; }
     const std::filesystem::path& path() const { return path_; }
     // The next decoded video frame, or null at the end of the stream. Packets of copied streams
-    // read on the way go to `on_other_packet` (if set), in file order. Decoding errors of single
-    // frames are skipped with a warning the first time; a file cut short ends the stream, and
-    // truncated() says so afterwards.
+    // read on the way go to `on_other_packet` (if set), in file order. Damaged input throws
+    // DamagedInput naming the file (unless ReaderDesc::tolerate_errors): a packet the demuxer
+    // flags corrupt, video data the decoder rejects, a frame it had to conceal errors in, a read
+    // error, and, at the end, a file cut short (fewer video packets than the index lists, or the
+    // demuxer saying the data ends early).
     FramePtr read_frame();
     std::function<void(PacketPtr)> on_other_packet;
+    // After the last video frame wanted (--frames N): reads on without decoding video, handing the
+    // copied streams' packets that start before `until` (seconds, the container's clock) to
+    // on_other_packet, until every copied stream has reached `until` or the file ends.
+    void read_other_packets(double until);
     bool truncated() const { return truncated_; }
+    // What was tolerated so far (tolerate_errors): damaged frames or packets, and whether the file
+    // ended early; "" when nothing was wrong.
+    int64_t damaged() const { return damaged_; }
+    std::string problems() const;
     // For the writer: the demuxer and the video stream's index.
     AVFormatContext* format() const { return fmt_; }
     int video_stream() const { return video_index_; }
@@ -90,11 +110,23 @@ private:
     std::unique_ptr<Decoder> dec_;
     int video_index_ = -1;
     VideoInfo info_;
-    bool eof_ = false, flushed_ = false, truncated_ = false, warned_ = false;
+    void damage(const std::string& what);
+    void check_complete();
+    bool tolerate_ = false;
+    bool eof_ = false, flushed_ = false, truncated_ = false, warned_ = false, checked_end_ = false;
     int64_t next_pts_ = 0;
+    int64_t frames_out_ = 0, video_packets_ = 0, damaged_ = 0;
+    std::string end_problem_, pending_damage_;
 };
 
 // A libav error code as text ("Invalid data found when processing input").
 std::string av_error(int code);
+
+// A decoded frame's duration in its stream's time base (read_frame fills it in when the stream
+// has none).
+int64_t frame_duration(const AVFrame& frame);
+// When a packet starts, in seconds on the container's clock (its pts, else its dts, times its
+// stream's time base); -infinity when it has no timestamp.
+double packet_seconds(const AVFormatContext* fmt, const AVPacket& packet);
 
 } // namespace vkml::media

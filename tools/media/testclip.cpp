@@ -100,21 +100,36 @@ void fill_from_rgb(AVFrame& f, const uint8_t* rgb, int stride) {
     case AV_PIX_FMT_BGRA:
     case AV_PIX_FMT_BGR0:
         return packed(4, 2, 1, 0, 3);
-    case AV_PIX_FMT_YUV420P:
-    case AV_PIX_FMT_YUV422P:
-    case AV_PIX_FMT_YUV444P:
-        break;
     default:
+        break;
+    }
+    const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(fmt);
+    const bool planar_yuv = d && (d->flags & AV_PIX_FMT_FLAG_PLANAR) && !(d->flags & AV_PIX_FMT_FLAG_RGB) &&
+                            d->nb_components >= 3 && !(d->flags & AV_PIX_FMT_FLAG_BE) &&
+                            d->comp[0].depth <= 16 && d->comp[0].shift == 0 &&
+                            std::string(d->name).rfind("yuvj", 0) != 0;
+    if (!planar_yuv)
         throw Error(ErrorCode::Unsupported,
                     "test clips: no CPU conversion to " + std::string(av_get_pix_fmt_name(fmt)));
-    }
-    // BT.601 limited range.
+    // BT.601 limited range at the format's depth; an alpha plane (yuva*) opaque.
+    const int bits = d->comp[0].depth;
+    const double k = double(1 << (bits - 8)), max = double((1 << bits) - 1);
+    auto put = [&](int plane, int x, int y, double v) {
+        const int code = static_cast<int>(std::clamp(std::lround(v), 0l, static_cast<long>(max)));
+        uint8_t* row = f.data[plane] + int64_t(y) * f.linesize[plane];
+        if (bits == 8)
+            row[x] = static_cast<uint8_t>(code);
+        else
+            reinterpret_cast<uint16_t*>(row)[x] = static_cast<uint16_t>(code);
+    };
     const double kr = 0.299, kb = 0.114, kg = 1 - kr - kb;
     auto luma = [&](const uint8_t* s) { return (kr * s[0] + kg * s[1] + kb * s[2]) / 255.0; };
     for (int y = 0; y < h; ++y)
-        for (int x = 0; x < w; ++x)
-            f.data[0][int64_t(y) * f.linesize[0] + x] = clamp8(16 + 219 * luma(px(x, y)));
-    const int sx = fmt == AV_PIX_FMT_YUV444P ? 1 : 2, sy = fmt == AV_PIX_FMT_YUV420P ? 2 : 1;
+        for (int x = 0; x < w; ++x) {
+            put(0, x, y, 16 * k + 219 * k * luma(px(x, y)));
+            if (d->nb_components == 4) put(3, x, y, max);
+        }
+    const int sx = 1 << d->log2_chroma_w, sy = 1 << d->log2_chroma_h;
     for (int cy = 0; cy < (h + sy - 1) / sy; ++cy)
         for (int cx = 0; cx < (w + sx - 1) / sx; ++cx) {
             double cb = 0, cr = 0;
@@ -127,8 +142,8 @@ void fill_from_rgb(AVFrame& f, const uint8_t* rgb, int stride) {
                     cr += (s[0] / 255.0 - l) / (2 * (1 - kr));
                     ++n;
                 }
-            f.data[1][int64_t(cy) * f.linesize[1] + cx] = clamp8(128 + 224 * cb / n);
-            f.data[2][int64_t(cy) * f.linesize[2] + cx] = clamp8(128 + 224 * cr / n);
+            put(1, cx, cy, 128 * k + 224 * k * cb / n);
+            put(2, cx, cy, 128 * k + 224 * k * cr / n);
         }
 }
 
@@ -217,7 +232,10 @@ void write_test_clip(const TestClipDesc& d) {
     }
     ret = avio_open(&o.fmt->pb, d.path.c_str(), AVIO_FLAG_WRITE);
     if (ret < 0) fail(d, "cannot write", ret);
-    ret = avformat_write_header(o.fmt, nullptr);
+    AVDictionary* mux = nullptr;
+    for (const auto& [k, v] : d.muxer_options) av_dict_set(&mux, k.c_str(), v.c_str(), 0);
+    ret = avformat_write_header(o.fmt, &mux);
+    av_dict_free(&mux);
     if (ret < 0) fail(d, "cannot write the header", ret);
 
     for (int64_t i = 0; i < d.frames; ++i) {

@@ -29,7 +29,8 @@ struct TestClipDesc {
     int sample_rate = 48000;
     double audio_seconds = 0; // 0: as long as the video
     int rotation = 0;         // display matrix, degrees (counter-clockwise, as libavutil/display.h)
-    std::map<std::string, std::string> metadata; // container tags
+    std::map<std::string, std::string> metadata;                    // container tags
+    std::vector<std::pair<std::string, std::string>> muxer_options; // e.g. {"movflags", "+faststart"}
     // Paints frame `index` into `frame` (allocated in pix_fmt at `size`). Default: a moving gradient
     // with a bright square, distinct per frame.
     std::function<void(int64_t index, AVFrame& frame)> paint;
@@ -37,8 +38,9 @@ struct TestClipDesc {
 
 void write_test_clip(const TestClipDesc& desc);
 
-// RGB24 pixels (row stride `stride`) into a frame in yuv420p / yuv422p / yuv444p (BT.601, limited
-// range, 2x2 / 2x1 chroma means), rgb24, rgba, rgb0, bgra or bgr0.
+// RGB24 pixels (row stride `stride`) into a frame in planar YUV of 8 to 16 bits (yuv420p,
+// yuv422p10le, yuva444p, ...: BT.601, limited range, chroma the mean of its block, alpha opaque),
+// rgb24, rgba, rgb0, bgra or bgr0 (alpha opaque).
 void fill_from_rgb(AVFrame& frame, const uint8_t* rgb, int stride);
 
 } // namespace vkml::media

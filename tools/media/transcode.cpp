@@ -7,23 +7,26 @@ extern "C" {
 #include <libavutil/frame.h>
 }
 
-#include <stb_image.h>
-#include <stb_image_write.h>
-
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <signal.h>
 #include <thread>
 #include <unistd.h>
 
 #include "convert.hpp"
+#include "image.hpp"
+#include "output_file.hpp"
 #include "queue.hpp"
 #include "reader.hpp"
 #include "vkml/error.hpp"
@@ -36,31 +39,38 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-std::atomic<bool> g_sigint{false};
+// The signal that stops the run (SIGINT, SIGTERM), 0 while none came.
+std::atomic<int> g_signal{0};
 
-extern "C" void on_sigint(int) {
-    g_sigint.store(true);
-    // A second Ctrl-C ends the process the usual way.
-    std::signal(SIGINT, SIG_DFL);
+extern "C" void on_stop_signal(int sig) {
+    g_signal.store(sig);
 }
 
-// Installs the SIGINT handler for the scope of a run and restores the previous one.
-class SigintScope {
+// Installs the SIGINT and SIGTERM handlers for the scope of a run and restores the previous ones.
+// SA_RESETHAND: the handler runs once, so a second Ctrl-C (or SIGTERM) ends the process the usual
+// way. SIGTERM is what `timeout`, systemd and docker send: it stops the run like Ctrl-C.
+class SignalScope {
 public:
-    explicit SigintScope(bool enable) : enabled_(enable) {
+    explicit SignalScope(bool enable) : enabled_(enable) {
         if (!enabled_) return;
-        g_sigint.store(false);
-        previous_ = std::signal(SIGINT, on_sigint);
+        g_signal.store(0);
+        struct sigaction sa {};
+        sa.sa_handler = on_stop_signal;
+        sa.sa_flags = SA_RESETHAND | SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        for (size_t i = 0; i < std::size(signals_); ++i) sigaction(signals_[i], &sa, &previous_[i]);
     }
-    ~SigintScope() {
-        if (enabled_) std::signal(SIGINT, previous_ == SIG_ERR ? SIG_DFL : previous_);
+    ~SignalScope() {
+        if (!enabled_) return;
+        for (size_t i = 0; i < std::size(signals_); ++i) sigaction(signals_[i], &previous_[i], nullptr);
     }
-    SigintScope(const SigintScope&) = delete;
-    SigintScope& operator=(const SigintScope&) = delete;
+    SignalScope(const SignalScope&) = delete;
+    SignalScope& operator=(const SignalScope&) = delete;
 
 private:
+    static constexpr int signals_[2] = {SIGINT, SIGTERM};
     bool enabled_;
-    void (*previous_)(int) = SIG_DFL;
+    struct sigaction previous_[2]{};
 };
 
 std::string lower_ext(const fs::path& p) {
@@ -103,18 +113,15 @@ struct Busy {
     double seconds() const { return double(ns.load()) * 1e-9; }
 };
 
+// A frame on its way through the pipeline. A frame with an alpha channel that is kept goes as two
+// items, one after the other: its colour (has_alpha) and then its alpha as a grey frame
+// (info.alpha); the save stage puts them back together.
 struct Item {
     FramePtr frame;
     FrameInfo info;
+    bool has_alpha = false;
+    ImageKind image; // images: what the file held
 };
-
-// The temporary file a run writes, renamed over the output on success: in the output's directory
-// (so the rename is atomic), hidden, with the output's extension (the container follows it).
-fs::path temporary_for(const fs::path& out) {
-    const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
-    return dir /
-           ("." + out.stem().string() + ".partial-" + std::to_string(::getpid()) + out.extension().string());
-}
 
 void check_output_dir(const fs::path& out) {
     const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
@@ -161,20 +168,24 @@ private:
 // The GPU work of one frame in flight. Its command buffers come from a stream, so a processor can
 // split a long frame into several submissions (FrameContext::flush).
 struct Slot {
-    std::unique_ptr<FrameUploader> up;
-    std::unique_ptr<FrameDownloader> down;
+    // The conversions of frames' colour ([0]) and of their alpha as grey frames ([1]).
+    std::unique_ptr<FrameUploader> up[2];
+    std::unique_ptr<FrameDownloader> down[2];
     gpu::Tensor in, out;
     std::unique_ptr<gpu::CommandStream> stream;
     uint64_t done = 0;
     bool busy = false;
     FrameInfo info;
     int64_t pts = 0;
+    bool has_alpha = false;
+    ImageKind image;
+    int read_as = -1; // FrameDownloader::read's format (-1: the conversion's)
 };
 
 class SlotContext final : public FrameContext {
 public:
-    SlotContext(gpu::Device& d, Slot& s, FrameProgress& progress)
-        : device_(d), slot_(s), progress_(progress) {}
+    SlotContext(gpu::Device& d, Slot& s, FrameProgress& progress, std::function<bool()> cancelled)
+        : device_(d), slot_(s), progress_(progress), cancelled_(std::move(cancelled)) {}
     gpu::Device& device() override { return device_; }
     gpu::CommandBuffer& cmd() override { return slot_.stream->cmd(); }
     const gpu::Tensor& input() const override { return slot_.in; }
@@ -184,56 +195,21 @@ public:
     void flush(double progress) override {
         progress_.submitted(slot_.info.index, slot_.stream->submit(), progress);
     }
+    bool cancelled() const override {
+        if (!cancelled_()) return false;
+        told_ = true;
+        return true;
+    }
+    // Whether the processor was told to stop (and so may have left the output unfinished).
+    bool told_to_stop() const { return told_; }
 
 private:
     gpu::Device& device_;
     Slot& slot_;
     FrameProgress& progress_;
+    std::function<bool()> cancelled_;
+    mutable bool told_ = false;
 };
-
-// What the proc stage needs to know about the frames it gets and the ones it makes.
-struct FormatPlan {
-    ConvertDesc in, out;
-};
-
-FramePtr load_image(const fs::path& path) {
-    int w = 0, h = 0, c = 0;
-    std::unique_ptr<stbi_uc, void (*)(void*)> px(stbi_load(path.c_str(), &w, &h, &c, 3), stbi_image_free);
-    if (!px)
-        throw Error(ErrorCode::Io,
-                    "'" + path.string() + "': cannot read the image (" + stbi_failure_reason() + ")");
-    FramePtr f = make_frame();
-    f->format = AV_PIX_FMT_RGB24;
-    f->width = w;
-    f->height = h;
-    if (av_frame_get_buffer(f.get(), 0) < 0)
-        throw Error(ErrorCode::OutOfHostMemory, "image frame allocation failed");
-    for (int y = 0; y < h; ++y)
-        std::memcpy(f->data[0] + int64_t(y) * f->linesize[0], px.get() + int64_t(y) * w * 3, size_t(w) * 3);
-    return f;
-}
-
-void save_image(const AVFrame& f, const fs::path& path) {
-    const fs::path tmp = temporary_for(path);
-    const std::string ext = lower_ext(path);
-    // stb writes rows from one stride; AVFrame's linesize is that stride.
-    int ok = 0;
-    if (ext == ".png")
-        ok = stbi_write_png(tmp.c_str(), f.width, f.height, 3, f.data[0], f.linesize[0]);
-    else {
-        std::vector<uint8_t> tight(size_t(f.width) * f.height * 3);
-        for (int y = 0; y < f.height; ++y)
-            std::memcpy(tight.data() + size_t(y) * f.width * 3, f.data[0] + int64_t(y) * f.linesize[0],
-                        size_t(f.width) * 3);
-        ok = stbi_write_jpg(tmp.c_str(), f.width, f.height, 3, tight.data(), 95);
-    }
-    if (!ok) {
-        std::error_code ec;
-        fs::remove(tmp, ec);
-        throw Error(ErrorCode::Io, "'" + path.string() + "': cannot write the image");
-    }
-    fs::rename(tmp, path);
-}
 
 } // namespace
 
@@ -279,8 +255,8 @@ std::string TranscodeStats::summary() const {
 }
 
 TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
-    SigintScope sigint(desc.handle_sigint);
-    auto cancelled = [&] { return g_sigint.load() || (desc.cancel && desc.cancel->load()); };
+    SignalScope signals(desc.handle_signals);
+    auto cancelled = [&] { return g_signal.load() != 0 || (desc.cancel && desc.cancel->load()); };
     std::error_code ec;
 
     // --- what the input and output are ---
@@ -311,6 +287,7 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                                                    "': cannot write into this folder" +
                                                    (ec ? " (" + ec.message() + ")" : std::string()));
                 for (const auto& p : image_inputs) image_outputs.push_back(desc.output / p.filename());
+                remove_stale_partials(desc.output, image_outputs);
             } else {
                 if (!is_image_path(desc.output))
                     throw Error(ErrorCode::InvalidArgument,
@@ -318,6 +295,7 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                                     "': an image's output must be a .png or .jpg file (or a folder)");
                 check_output_dir(desc.output);
                 image_outputs.push_back(desc.output);
+                remove_stale_partials(desc.output.parent_path(), image_outputs);
             }
             for (size_t i = 0; i < image_inputs.size(); ++i)
                 if (fs::equivalent(image_inputs[i], image_outputs[i], ec))
@@ -327,7 +305,9 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
     }
 
     std::unique_ptr<VideoReader> reader;
-    if (!images) reader = std::make_unique<VideoReader>(ReaderDesc{desc.input, desc.threads.load});
+    if (!images)
+        reader =
+            std::make_unique<VideoReader>(ReaderDesc{desc.input, desc.threads.load, desc.tolerate_errors});
     fs::path tmp_out;
     std::unique_ptr<VideoWriter> writer;
     Size in_size = reader ? reader->info().size : Size{};
@@ -344,6 +324,7 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                 throw Error(ErrorCode::InvalidArgument,
                             "'" + desc.output.string() + "': the output would overwrite the input");
             check_output_dir(desc.output);
+            remove_stale_partials(desc.output.parent_path(), {desc.output});
             tmp_out = temporary_for(desc.output);
             WriterDesc wd{.path = tmp_out,
                           .name_for_format = desc.output,
@@ -354,15 +335,21 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                           .options = desc.encoder_options,
                           .threads = desc.threads.save,
                           .size = out_size,
-                          .source = reader.get()};
+                          .source = reader.get(),
+                          .keep_alpha = processor.processes_alpha()};
             try {
                 writer = std::make_unique<VideoWriter>(wd);
             } catch (...) {
                 fs::remove(tmp_out, ec);
                 throw;
             }
+            // What could not be kept of the input (its codec, pixel format, alpha): said once.
+            for (const std::string& note : writer->notes())
+                std::fprintf(stderr, "%s: note: %s\n", desc.log_name.c_str(), note.c_str());
         }
     }
+    // The alpha layout of the video written, when it has one (its alpha comes from the input's).
+    const std::optional<AlphaLayout> out_alpha = writer ? alpha_layout(writer->pix_fmt()) : std::nullopt;
     // Removes the temporary file on every failure path.
     struct TmpGuard {
         fs::path path;
@@ -398,8 +385,22 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
     FrameProgress frame_progress;
     std::atomic<uint64_t> output_bytes{0};
     std::atomic<bool> stopped_early{false};
-    std::mutex side_mutex; // packets of copied streams, from the load thread to the save thread
-    std::deque<PacketPtr> side_packets;
+    // Packets of copied streams (audio, subtitles), from the load thread to the save thread, with
+    // their start in seconds. The save thread writes each once the video has reached its start,
+    // so a run cut short (--frames, Ctrl-C) ends its audio with its video.
+    struct SidePacket {
+        PacketPtr packet;
+        double seconds = 0;
+    };
+    std::mutex side_mutex;
+    std::deque<SidePacket> side_packets;
+    std::atomic<bool> cut_streams{false}; // the video stopped before the input's end: cut the rest too
+    int64_t skipped_images = 0;           // unreadable images of a folder (tolerate_errors)
+    auto queue_side = [&](PacketPtr p) {
+        const double t = packet_seconds(reader->format(), *p);
+        std::lock_guard lock(side_mutex);
+        side_packets.push_back({std::move(p), t});
+    };
     const int64_t total = images
                               ? static_cast<int64_t>(image_inputs.size())
                               : (desc.max_frames > 0 && reader->info().frame_count > 0
@@ -407,54 +408,89 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                                      : (desc.max_frames > 0 ? desc.max_frames : reader->info().frame_count));
     const auto t0 = Clock::now();
 
+    // A frame into the proc stage; one with an alpha channel as its colour and, when the alpha is
+    // kept, its alpha as a grey frame right after it.
+    auto push_frame = [&](Item item, bool keep_alpha) -> bool {
+        const std::optional<AlphaLayout> split = alpha_layout(item.frame->format);
+        if (!split) return to_proc.push(std::move(item));
+        Item colour{colour_part(*item.frame, *split), item.info, keep_alpha, item.image};
+        if (!to_proc.push(std::move(colour))) return false;
+        if (!keep_alpha) return true;
+        Item alpha{alpha_part(*item.frame, *split), item.info, false, item.image};
+        alpha.info.alpha = true;
+        return to_proc.push(std::move(alpha));
+    };
+    bool image_noted = false;
+
     std::thread load([&] {
         try {
-            if (reader && writer)
-                reader->on_other_packet = [&](PacketPtr p) {
-                    std::lock_guard lock(side_mutex);
-                    side_packets.push_back(std::move(p));
-                };
+            if (reader && writer) reader->on_other_packet = queue_side;
+            double video_end = -std::numeric_limits<double>::infinity(); // of the frames read, seconds
             for (int64_t i = 0;; ++i) {
                 if (cancelled()) {
                     stopped_early = true;
                     break;
                 }
-                if (desc.max_frames > 0 && i >= desc.max_frames) break;
+                if (desc.max_frames > 0 && i >= desc.max_frames) {
+                    // --frames N: the copied streams end where the N-th frame ends.
+                    cut_streams = true;
+                    if (reader && writer) reader->read_other_packets(video_end);
+                    break;
+                }
                 const auto t = Clock::now();
                 Item item;
                 if (images) {
                     if (i >= static_cast<int64_t>(image_inputs.size())) break;
-                    item.frame = load_image(image_inputs[i]);
-                    item.info = {i, i, double(i), image_inputs[i].string()};
+                    try {
+                        item.frame = load_image(image_inputs[i], item.image);
+                    } catch (const Error& e) {
+                        // A damaged image of a folder, tolerated: the others go on.
+                        if (!desc.tolerate_errors || !folder) throw;
+                        std::fprintf(stderr, "%s: warning: %s; skipped (--tolerate-errors)\n",
+                                     desc.log_name.c_str(), e.what());
+                        ++skipped_images;
+                        continue;
+                    }
+                    item.info = {i, i, 1, double(i), image_inputs[i].string()};
+                    // What the output keeps of it: said for the first image that loses something.
+                    if (!image_noted && !desc.benchmark) {
+                        std::string note = image_loss(image_outputs.at(size_t(i)), item.image);
+                        if (note.empty() && item.image.alpha() && !processor.processes_alpha())
+                            note = "'" + image_inputs[i].string() + "': the alpha channel is dropped (" +
+                                   processor.name() + " processes colour only)";
+                        if (!note.empty()) {
+                            std::fprintf(stderr, "%s: note: %s%s\n", desc.log_name.c_str(), note.c_str(),
+                                         folder ? " (and so for the folder's other images like it)" : "");
+                            image_noted = true;
+                        }
+                    }
                 } else {
-                    item.frame = reader->read_frame();
+                    try {
+                        item.frame = reader->read_frame();
+                    } catch (const DamagedInput& e) {
+                        throw DamagedInput(e.code(), std::string(e.what()) + desc.tolerate_hint);
+                    }
                     if (!item.frame) {
-                        if (reader->truncated())
-                            throw Error(ErrorCode::Io,
-                                        "'" + desc.input.string() + "': the file ends early after " +
-                                            std::to_string(i) + " frames (truncated or damaged)");
                         if (i == 0)
                             throw Error(ErrorCode::InvalidArgument,
                                         "'" + desc.input.string() + "': no video frame could be decoded");
                         break;
                     }
                     const auto& vi = reader->info();
-                    item.info = {i, item.frame->pts,
+                    item.info = {i, item.frame->pts, frame_duration(*item.frame),
                                  double(item.frame->pts - vi.start_pts) * vi.time_base.value(),
                                  desc.input.string()};
+                    video_end = std::max(video_end,
+                                         double(item.frame->pts + item.info.duration) * vi.time_base.value());
                 }
                 load_busy.add(Clock::now() - t);
                 ++frames_loaded;
-                if (!to_proc.push(std::move(item))) return;
-            }
-            // The rest of the copied streams (audio longer than the video) when not cancelled.
-            if (reader && writer && !stopped_early) {
-                reader->on_other_packet = [&](PacketPtr p) {
-                    std::lock_guard lock(side_mutex);
-                    side_packets.push_back(std::move(p));
-                };
-                while (reader->read_frame()) {
-                }
+                const bool keep_alpha =
+                    processor.processes_alpha() &&
+                    (images
+                         ? desc.benchmark || image_kind_for(image_outputs.at(size_t(i)), item.image).alpha()
+                         : out_alpha.has_value());
+                if (!push_frame(std::move(item), keep_alpha)) return;
             }
             to_proc.close();
         } catch (...) {
@@ -470,14 +506,16 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
             std::vector<Slot> slots(static_cast<size_t>(in_flight));
             size_t next = 0;
             Size prepared{};
-            ConvertDesc cur_in{}, cur_out{};
-            bool configured = false;
+            ConvertDesc cur_in[2]{}, cur_out[2]{};
+            bool configured[2] = {false, false};
             auto finish = [&](Slot& s) -> bool {
                 device->wait(gpu::QueueRole::Compute, s.done);
                 Item out;
-                out.frame = s.down->read();
+                out.frame = s.down[s.info.alpha ? 1 : 0]->read(s.read_as);
                 out.frame->pts = s.pts;
                 out.info = s.info;
+                out.has_alpha = s.has_alpha;
+                out.image = s.image;
                 s.busy = false;
                 const auto t = Clock::now();
                 const bool ok = to_save.push(std::move(out));
@@ -491,60 +529,100 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                 }
                 return true;
             };
+            // The format the GPU writes for a frame of format `in` (a colour or an alpha part).
+            // Images keep their own (gbrp, gbrp16le); video writes the encoder's (its colour or
+            // its alpha part); --benchmark without a writer yuv420p.
+            auto out_format = [&](int in, bool alpha) -> int {
+                if (images) return in;
+                if (!writer) return alpha ? in : int(AV_PIX_FMT_YUV420P);
+                if (out_alpha) return alpha ? out_alpha->alpha_format : out_alpha->colour_format;
+                return writer->pix_fmt();
+            };
             for (;;) {
                 std::optional<Item> item = to_proc.pop();
                 if (!item) break;
+                if (cancelled()) {
+                    // Stopping: the frames not yet on the GPU are dropped (on a slow device each
+                    // may be seconds of work); those in flight are finished below.
+                    stopped_early = true;
+                    break;
+                }
                 const auto t = Clock::now();
                 AVFrame& f = *item->frame;
                 const Size fs_size{f.width, f.height};
+                const int part = item->info.alpha ? 1 : 0;
+                const int out_fmt = out_format(f.format, item->info.alpha);
+                if (fs_size != prepared) configured[0] = configured[1] = false;
                 const bool new_format =
-                    !configured || fs_size != Size{cur_in.size} || f.format != cur_in.pix_fmt;
+                    !configured[part] || f.format != cur_in[part].pix_fmt || out_fmt != cur_out[part].pix_fmt;
                 if (new_format) {
                     if (!finish_all()) return;
-                    if (fs_size != prepared) {
+                    const bool resize = fs_size != prepared;
+                    if (resize) {
                         processor.prepare({device, fs_size, desc.tile, in_flight});
                         prepared = fs_size;
                     }
                     const Size o = processor.output_size(fs_size.width, fs_size.height);
-                    const gpu::DType dt = processor.dtype();
-                    cur_in = {.pix_fmt = f.format,
-                              .size = fs_size,
-                              .matrix = reader ? reader->info().matrix : ColorMatrix::Bt709,
-                              .range = reader ? reader->info().range : ColorRange::Full,
-                              .dtype = dt,
-                              .chroma_location = reader ? static_cast<int>(f.chroma_location) : 0};
-                    cur_out = {.pix_fmt = writer ? writer->pix_fmt()
-                                                 : (images ? int(AV_PIX_FMT_RGB24) : int(AV_PIX_FMT_YUV420P)),
-                               .size = o,
-                               .matrix = writer ? writer->matrix() : cur_in.matrix,
-                               .range = writer ? writer->range() : cur_in.range,
-                               .dtype = dt};
+                    cur_in[part] = {.pix_fmt = f.format,
+                                    .size = fs_size,
+                                    .matrix = reader ? reader->info().matrix : ColorMatrix::Bt709,
+                                    .range = reader ? reader->info().range : ColorRange::Full,
+                                    .dtype = processor.dtype(),
+                                    .chroma_location = reader ? static_cast<int>(f.chroma_location) : 0};
+                    cur_out[part] = {.pix_fmt = out_fmt,
+                                     .size = o,
+                                     .matrix = writer ? writer->matrix() : cur_in[part].matrix,
+                                     .range = writer ? writer->range() : cur_in[part].range,
+                                     .dtype = processor.dtype()};
                     for (Slot& s : slots) {
-                        s.up = std::make_unique<FrameUploader>(*device, cur_in);
-                        s.down = std::make_unique<FrameDownloader>(*device, cur_out);
-                        s.in =
-                            gpu::Tensor(*device, {1, 3, fs_size.height, fs_size.width}, dt, "media rgb in");
-                        s.out = gpu::Tensor(*device, {1, 3, o.height, o.width}, dt, "media rgb out");
+                        s.up[part] = std::make_unique<FrameUploader>(*device, cur_in[part]);
+                        s.down[part] = std::make_unique<FrameDownloader>(*device, cur_out[part]);
+                        if (resize || !s.in) {
+                            s.in = gpu::Tensor(*device, {1, 3, fs_size.height, fs_size.width},
+                                               processor.dtype(), "media rgb in");
+                            s.out = gpu::Tensor(*device, {1, 3, o.height, o.width}, processor.dtype(),
+                                                "media rgb out");
+                        }
                         if (!s.stream)
                             s.stream = std::make_unique<gpu::CommandStream>(*device, gpu::QueueRole::Compute);
                     }
-                    configured = true;
+                    configured[part] = true;
                 }
                 Slot& s = slots[next];
                 if (s.busy && !finish(s)) return;
                 s.info = item->info;
                 s.pts = f.pts;
-                s.up->stage(f);
+                s.has_alpha = item->has_alpha;
+                s.image = item->image;
+                // A colour part whose alpha follows comes back in the format with alpha, its
+                // alpha plane left for the save stage to fill in.
+                // (A video with alpha from an input without: its colour too, the alpha then opaque.)
+                s.read_as = -1;
+                if (!item->info.alpha && out_alpha)
+                    s.read_as = writer->pix_fmt();
+                else if (item->has_alpha)
+                    s.read_as =
+                        out_fmt == AV_PIX_FMT_GBRP16LE ? int(AV_PIX_FMT_GBRAP16LE) : int(AV_PIX_FMT_GBRAP);
+                s.up[part]->stage(f);
                 item->frame.reset();
-                s.up->record(s.stream->cmd(), s.in);
-                SlotContext ctx(*device, s, frame_progress);
+                s.up[part]->record(s.stream->cmd(), s.in);
+                SlotContext ctx(*device, s, frame_progress, cancelled);
                 processor.process(ctx);
-                s.down->record(s.stream->cmd(), s.out);
+                if (ctx.told_to_stop()) {
+                    // The processor stopped inside the frame: what it submitted runs out (its
+                    // resources retire), the unfinished frame is not written.
+                    s.stream->submit();
+                    stopped_early = true;
+                    break;
+                }
+                s.down[part]->record(s.stream->cmd(), s.out);
                 s.done = s.stream->submit();
                 s.busy = true;
                 next = (next + 1) % slots.size();
                 proc_busy.add(Clock::now() - t);
             }
+            // Stopped early: wake the load stage if it waits on the full queue.
+            if (stopped_early) to_proc.abort();
             const auto t = Clock::now();
             const bool ok = finish_all();
             proc_busy.add(Clock::now() - t);
@@ -556,26 +634,46 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
 
     std::thread save([&] {
         try {
-            auto drain_side = [&] {
-                std::deque<PacketPtr> batch;
+            // Writes the copied packets that start before `until` (seconds; infinity: all).
+            auto drain_side = [&](double until) {
+                std::deque<SidePacket> batch, later;
                 {
                     std::lock_guard lock(side_mutex);
-                    batch.swap(side_packets);
+                    for (SidePacket& p : side_packets)
+                        (p.seconds < until ? batch : later).push_back(std::move(p));
+                    side_packets.swap(later);
                 }
-                for (PacketPtr& p : batch) writer->write_packet(std::move(p));
+                for (SidePacket& p : batch) writer->write_packet(std::move(p.packet));
             };
-            size_t image_index = 0;
+            const double tb = reader ? reader->info().time_base.value() : 0.0;
+            double written_end = -std::numeric_limits<double>::infinity(); // of the video written
+            std::optional<Item> colour; // a frame's colour, waiting for its alpha
             for (;;) {
                 std::optional<Item> item = to_save.pop();
                 if (!item) break;
                 const auto t = Clock::now();
+                if (item->has_alpha) {
+                    colour = std::move(item);
+                    continue;
+                }
+                if (item->info.alpha) {
+                    if (!colour || colour->info.index != item->info.index)
+                        throw Error(ErrorCode::Generic, "transcode: an alpha frame without its colour");
+                    merge_alpha(*colour->frame, *item->frame, *alpha_layout(colour->frame->format));
+                    item = std::move(colour);
+                    colour.reset();
+                } else if (out_alpha) {
+                    fill_alpha(*item->frame, *out_alpha); // an input without alpha: opaque
+                }
                 if (writer) {
-                    drain_side();
+                    drain_side(double(item->info.pts) * tb);
+                    written_end = double(item->info.pts + item->info.duration) * tb;
                     writer->write_frame(item->frame.get());
                     output_bytes = writer->bytes_written();
                 } else if (images && !desc.benchmark) {
-                    save_image(*item->frame, image_outputs.at(image_index++));
-                    output_bytes += fs::file_size(image_outputs[image_index - 1]);
+                    const fs::path& out = image_outputs.at(static_cast<size_t>(item->info.index));
+                    save_image(*item->frame, item->image, out);
+                    output_bytes += fs::file_size(out);
                 }
                 ++frames_done;
                 save_busy.add(Clock::now() - t);
@@ -586,7 +684,10 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
             }
             if (writer) {
                 const auto t = Clock::now();
-                drain_side();
+                // The whole input: every copied packet (audio may run past the video). Cut short
+                // (--frames, Ctrl-C): those that start before the last frame written ends.
+                const bool cut = cut_streams || stopped_early;
+                drain_side(cut ? written_end : std::numeric_limits<double>::infinity());
                 writer->finish();
                 save_busy.add(Clock::now() - t);
                 output_bytes = fs::file_size(tmp_out);
@@ -657,9 +758,6 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
     });
     while (!all_done) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        if (cancelled() && !stopped_early) {
-            // Wake the load stage if it waits on a full queue: it checks the flag before each read.
-        }
         const double interval = tty || desc.on_progress ? 0.25 : 5.0;
         if (std::chrono::duration<double>(Clock::now() - last_print).count() >= interval && !all_done) {
             last_print = Clock::now();
@@ -669,6 +767,14 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
     joiner.join();
     if (bar_shown) report(true);
     if (error) std::rethrow_exception(error);
+    // Damage that was tolerated: said once more at the end, with what it cost.
+    std::string problems = reader ? reader->problems() : std::string();
+    if (skipped_images > 0)
+        problems = std::to_string(skipped_images) + " unreadable image" + (skipped_images == 1 ? "" : "s") +
+                   " skipped";
+    if (!problems.empty())
+        std::fprintf(stderr, "%s: warning: '%s': %s; the output has what could be read\n",
+                     desc.log_name.c_str(), desc.input.c_str(), problems.c_str());
 
     TranscodeStats st;
     st.seconds = seconds_since(t0);
@@ -685,22 +791,20 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
     st.output_size = images ? Size{} : out_size;
     st.output_bytes = output_bytes.load();
     st.cancelled = stopped_early.load();
+    if (st.cancelled) st.signal = g_signal.load();
     if (writer) {
-        if (st.cancelled && desc.no_partial) {
-            fs::remove(tmp_out, ec);
+        if (st.cancelled && (desc.no_partial || st.frames == 0)) {
+            fs::remove(tmp_out, ec); // nothing asked for, or nothing done: no file
         } else {
-            fs::rename(tmp_out, desc.output, ec);
-            if (ec)
-                throw Error(ErrorCode::Io, "'" + desc.output.string() +
-                                               "': cannot move the finished file into place (" +
-                                               ec.message() + ")");
+            tmp_guard.path.clear(); // commit_temporary removes it if it fails
+            commit_temporary(tmp_out, desc.output);
             st.output = desc.output;
             st.partial_kept = st.cancelled;
         }
         tmp_guard.path.clear();
     } else if (images && !desc.benchmark) {
         st.output = image_outputs.size() == 1 && !folder ? image_outputs[0] : desc.output;
-        st.partial_kept = st.cancelled;
+        st.partial_kept = st.cancelled && st.frames > 0;
     }
     return st;
 }

@@ -21,10 +21,15 @@
 //
 // Failures (missing, unreadable, truncated or non-video input, unknown codec, unwritable output)
 // throw vkml::Error with one line naming the file; a failed run never leaves a file under the
-// output name (it writes `<output dir>/.<name>.partial-<pid>.<ext>` and renames on success).
-// Ctrl-C (SIGINT, when TranscodeDesc::handle_sigint) or TranscodeDesc::cancel stops reading,
-// drains the pipeline, flushes the encoder and keeps the playable partial file under the output
-// name (stats.cancelled; removed instead with no_partial).
+// output name: every output (a video, an image, each image of a folder) is written to
+// `<output dir>/.<name>.partial-<pid>.<ext>` with every write checked, flushed to the disk and
+// renamed when complete (output_file.hpp); a full disk is an error naming the output.
+// Such hidden files left by a killed run (SIGKILL, a crash) are removed by the next run on the
+// same output once their process is gone.
+// Ctrl-C or SIGTERM (when TranscodeDesc::handle_signals) or TranscodeDesc::cancel stops reading,
+// drops the frames not yet on the GPU, stops the frame being processed at its next piece (see
+// FrameContext::cancelled), finishes the frames already done, flushes the encoder and keeps the
+// playable partial file under the output name (stats.cancelled; removed instead with no_partial).
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
@@ -48,10 +53,12 @@ struct Size {
 
 // Where a frame sits in its stream.
 struct FrameInfo {
-    int64_t index = 0;  // 0-based, in decode (presentation) order
-    int64_t pts = 0;    // in the input stream's time base (AV_NOPTS_VALUE-free: estimated if absent)
-    double seconds = 0; // pts as seconds from the stream start
-    std::string file;   // the source file (images: each image's path)
+    int64_t index = 0;    // 0-based, in decode (presentation) order
+    int64_t pts = 0;      // in the input stream's time base (AV_NOPTS_VALUE-free: estimated if absent)
+    int64_t duration = 0; // in the same time base (estimated from the frame rate if absent)
+    double seconds = 0;   // pts as seconds from the stream start
+    std::string file;     // the source file (images: each image's path)
+    bool alpha = false;   // this is the frame's alpha channel as a grey image (processes_alpha())
 };
 
 // Setup handed to FrameProcessor::prepare once, on the processing thread, before the first frame.
@@ -70,7 +77,9 @@ struct ProcessorSetup {
 // on the host mid-frame (detector boxes) calls submit_and_wait(): what is recorded so far runs,
 // and cmd() is a fresh recording buffer afterwards. A processor with long work (a big image
 // through a slow model) calls flush() between pieces of it, so that every submission stays short.
-// Either way, cmd() must be asked for again afterwards: it is another buffer.
+// Either way, cmd() must be asked for again afterwards: it is another buffer. Such a processor
+// also asks cancelled() between pieces and returns early when it is true (Ctrl-C, SIGTERM): the
+// frame is then dropped, so a slow device stops within a piece or two, not after the frame.
 class FrameContext {
 public:
     virtual ~FrameContext() = default;
@@ -87,6 +96,9 @@ public:
     // the GPU has done that much. At most a few pieces are queued: the next cmd() waits for the
     // oldest when they are all in flight.
     virtual void flush(double progress) = 0;
+    // Whether the run is being stopped (Ctrl-C, SIGTERM, TranscodeDesc::cancel). A processor that
+    // sees true may return at once, leaving output() unfinished: the frame is not written.
+    virtual bool cancelled() const = 0;
 };
 
 class FrameProcessor {
@@ -103,6 +115,11 @@ public:
     virtual void process(FrameContext& frame) = 0;
     // Shown in the stats line ("proc: esrgan-slim x2").
     virtual std::string name() const { return "process"; }
+    // True to keep the alpha channel of inputs that have one (RGBA PNGs, yuva420p or bgra video):
+    // process() is then called a second time for each such frame with the alpha as a grey image
+    // (R = G = B = alpha, FrameInfo::alpha set), and the output's G channel becomes the output's
+    // alpha. False: the alpha is dropped (with a note). An upscaler upscales its alpha this way.
+    virtual bool processes_alpha() const { return false; }
 };
 
 // Threads per stage, like the ncnn tools' -j load:proc:save. Video: load = decoder threads,
@@ -142,12 +159,18 @@ struct TranscodeDesc {
     bool quiet = false;      // no progress output
     bool no_partial = false; // on cancel, remove the partial output instead of keeping it
     bool benchmark = false;  // decode + process (+ read back), no encode, no output file
-    int64_t max_frames = 0;  // stop after this many frames (0 = all)
+    // Damaged or truncated input (a frame that fails to decode, a file cut short, an unreadable
+    // image of a folder): false, an error naming the file; true, a warning and on with what can be
+    // read (see VideoReader). tolerate_hint is added to the error, e.g. "; --tolerate-errors ...".
+    bool tolerate_errors = false;
+    std::string tolerate_hint;
+    int64_t max_frames = 0; // stop after this many frames (0 = all); the copied streams (audio,
+                            // subtitles) are cut at the end of the last frame too
 
     // The device to run on; null: transcode creates one for the run, so a processor that keeps GPU
     // resources after transcode() returns must pass its own (resources die before their device).
     gpu::Device* device = nullptr;
-    bool handle_sigint = true;           // install a SIGINT handler for the run (restored afterwards)
+    bool handle_signals = true;          // SIGINT and SIGTERM handlers for the run (restored afterwards)
     std::atomic<bool>* cancel = nullptr; // set to true from anywhere to stop like Ctrl-C
     // Progress callback, called about 4 times a second; empty: a bar on a terminal (stderr), plain
     // lines every few seconds otherwise.
@@ -172,7 +195,8 @@ struct TranscodeStats {
     Size input_size, output_size;
     uint64_t output_bytes = 0;
     std::filesystem::path output; // where the result went (empty for --benchmark)
-    bool cancelled = false;       // stopped by SIGINT / cancel
+    bool cancelled = false;       // stopped by SIGINT / SIGTERM / cancel
+    int signal = 0;               // the signal that stopped it (SIGINT, SIGTERM), 0 for none or cancel
     bool partial_kept = false;    // cancelled and the partial file left under the output name
     // "1234 frames in 12.3 s (100.3 fps); decode 400 fps, gpu 120 fps, encode 101 fps"
     std::string summary() const;

@@ -11,37 +11,69 @@ extern "C" {
 #include <algorithm>
 #include <cstdio>
 
+#include "convert.hpp"
 #include "vkml/error.hpp"
 
 namespace vkml::media {
 
 namespace fs = std::filesystem;
 void quiet_libav_log(); // reader.cpp
+bool verbose_libav();   // reader.cpp: VKML_AV_LOG is set
 
 namespace {
 
-// Layouts the GPU colour conversion writes (see convert.hpp).
-bool convertible(AVPixelFormat f) {
-    switch (f) {
-    case AV_PIX_FMT_YUV420P:
-    case AV_PIX_FMT_YUVJ420P:
-    case AV_PIX_FMT_YUV422P:
-    case AV_PIX_FMT_YUVJ422P:
-    case AV_PIX_FMT_YUV444P:
-    case AV_PIX_FMT_YUVJ444P:
-    case AV_PIX_FMT_NV12:
-    case AV_PIX_FMT_YUV420P10LE:
-    case AV_PIX_FMT_YUV422P10LE:
-    case AV_PIX_FMT_YUV444P10LE:
-    case AV_PIX_FMT_P010LE:
-    case AV_PIX_FMT_RGB24:
-    case AV_PIX_FMT_RGBA:
-    case AV_PIX_FMT_BGRA:
-    case AV_PIX_FMT_BGR0:
-    case AV_PIX_FMT_RGB0:
-        return true;
+// Whether the GPU colour conversion writes frames of `f` (convert.hpp): with an alpha channel only
+// when the alpha is kept (the frame processor processes it), else the rgba/bgra kind, written opaque.
+bool writable(AVPixelFormat f, bool with_alpha) {
+    const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(f);
+    if (!d) return false;
+    if (d->flags & AV_PIX_FMT_FLAG_ALPHA) {
+        if (with_alpha) return alpha_layout(f).has_value();
+        return gpu_layout(f).has_value(); // rgba, bgra: the alpha written as 255
+    }
+    return gpu_layout(f).has_value();
+}
+
+// The encoder that keeps a codec family, where vkml writes it by default (encoders that take any
+// frame size and have sensible defaults); "" for the others.
+std::string family_encoder(AVCodecID id, AVPixelFormat src) {
+    switch (id) {
+    case AV_CODEC_ID_H264:
+        return "libx264";
+    case AV_CODEC_ID_HEVC:
+        return "libx265";
+    case AV_CODEC_ID_VP9:
+        return "libvpx-vp9";
+    case AV_CODEC_ID_VP8:
+        return "libvpx";
+    case AV_CODEC_ID_AV1: {
+        // SVT-AV1 is the fast one, for the formats it takes; libaom for the others.
+        const AVCodec* svt = avcodec_find_encoder_by_name("libsvtav1");
+        if (svt && (src == AV_PIX_FMT_YUV420P || src == AV_PIX_FMT_YUV420P10LE)) return "libsvtav1";
+        return "libaom-av1";
+    }
+    case AV_CODEC_ID_MPEG4:
+        return "mpeg4";
+    case AV_CODEC_ID_MPEG2VIDEO:
+        return "mpeg2video";
+    case AV_CODEC_ID_FFV1:
+        return "ffv1";
+    case AV_CODEC_ID_PRORES:
+        return "prores_ks";
+    case AV_CODEC_ID_MJPEG:
+        return "mjpeg";
+    case AV_CODEC_ID_PNG:
+        return "png";
+    case AV_CODEC_ID_UTVIDEO:
+        return "utvideo";
+    case AV_CODEC_ID_HUFFYUV:
+        return "huffyuv";
+    case AV_CODEC_ID_FFVHUFF:
+        return "ffvhuff";
+    case AV_CODEC_ID_THEORA:
+        return "libtheora";
     default:
-        return false;
+        return "";
     }
 }
 
@@ -67,9 +99,11 @@ bool encoder_exists(const std::string& name) {
     return c && c->type == AVMEDIA_TYPE_VIDEO;
 }
 
-VideoWriter::VideoWriter(const WriterDesc& desc) : path_(desc.path), pkt_(make_packet()) {
+VideoWriter::VideoWriter(const WriterDesc& desc)
+    : path_(desc.path), display_(desc.name_for_format.empty() ? desc.path : desc.name_for_format),
+      pkt_(make_packet()) {
     quiet_libav_log();
-    const fs::path& named = desc.name_for_format.empty() ? desc.path : desc.name_for_format;
+    const fs::path& named = display_;
     const AVOutputFormat* ofmt = av_guess_format(nullptr, named.c_str(), nullptr);
     if (!ofmt)
         throw Error(ErrorCode::InvalidArgument, "'" + named.string() +
@@ -78,17 +112,41 @@ VideoWriter::VideoWriter(const WriterDesc& desc) : path_(desc.path), pkt_(make_p
     int ret = avformat_alloc_output_context2(&out_, ofmt, nullptr, path_.c_str());
     if (ret < 0 || !out_) throw Error(ErrorCode::Generic, "cannot set up the muxer: " + av_error(ret));
 
-    // The encoder.
+    // The encoder: asked for, else the input's codec family where this FFmpeg has an encoder for
+    // it and the container holds it, else libx264 where the container takes H.264, else the
+    // container's default; a change of family is said in a note.
     std::string codec_name = desc.codec;
     if (codec_name.empty()) {
-        if (avformat_query_codec(ofmt, AV_CODEC_ID_H264, FF_COMPLIANCE_NORMAL) == 1 &&
-            encoder_exists("libx264"))
-            codec_name = "libx264";
-        else if (const AVCodec* d = avcodec_find_encoder(ofmt->video_codec))
-            codec_name = d->name;
-        else
-            throw Error(ErrorCode::Unsupported, "'" + named.string() + "': no default video encoder for " +
-                                                    ofmt->name + "; choose one with --codec");
+        const AVCodecParameters* src =
+            desc.source ? desc.source->format()->streams[desc.source->video_stream()]->codecpar : nullptr;
+        const AVPixelFormat src_fmt =
+            desc.source ? static_cast<AVPixelFormat>(desc.source->info().pix_fmt_id) : AV_PIX_FMT_NONE;
+        std::string why_not;
+        if (src) {
+            const std::string family = family_encoder(src->codec_id, src_fmt);
+            const AVCodec* fc = family.empty() ? nullptr : avcodec_find_encoder_by_name(family.c_str());
+            const std::string what = std::string(avcodec_get_name(src->codec_id));
+            if (!fc)
+                why_not =
+                    "'" + desc.source->path().string() + "' is " + what + " video, which vkml cannot write";
+            else if (avformat_query_codec(ofmt, fc->id, FF_COMPLIANCE_NORMAL) == 0)
+                why_not = "the " + std::string(ofmt->name) + " container cannot hold " + what +
+                          " (the input's codec; .mkv can)";
+            else
+                codec_name = family;
+        }
+        if (codec_name.empty()) {
+            if (avformat_query_codec(ofmt, AV_CODEC_ID_H264, FF_COMPLIANCE_NORMAL) == 1 &&
+                encoder_exists("libx264"))
+                codec_name = "libx264";
+            else if (const AVCodec* d = avcodec_find_encoder(ofmt->video_codec))
+                codec_name = d->name;
+            else
+                throw Error(ErrorCode::Unsupported, "'" + named.string() +
+                                                        "': no default video encoder for " + ofmt->name +
+                                                        "; choose one with --codec");
+            if (!why_not.empty()) notes_.push_back(why_not + ": writing " + codec_name);
+        }
     }
     const AVCodec* codec = avcodec_find_encoder_by_name(codec_name.c_str());
     if (!codec) {
@@ -105,8 +163,8 @@ VideoWriter::VideoWriter(const WriterDesc& desc) : path_(desc.path), pkt_(make_p
                                                     " container cannot hold " + codec->name +
                                                     " video (try .mkv)");
 
-    // Pixel format: asked for, else the source's, else yuv420p, else the first the encoder takes
-    // that the GPU conversion writes.
+    // Pixel format: asked for, else the source's where the encoder takes it (its alpha too when
+    // keep_alpha), else the one the encoder takes that loses the least of it (a note says what).
     const std::vector<AVPixelFormat> fmts = encoder_formats(codec);
     auto takes = [&](AVPixelFormat f) {
         return fmts.empty() || std::find(fmts.begin(), fmts.end(), f) != fmts.end();
@@ -119,31 +177,66 @@ VideoWriter::VideoWriter(const WriterDesc& desc) : path_(desc.path), pkt_(make_p
         if (!takes(pf)) {
             std::string list;
             for (AVPixelFormat f : fmts)
-                if (convertible(f)) list += std::string(list.empty() ? "" : ", ") + av_get_pix_fmt_name(f);
+                if (writable(f, true)) list += std::string(list.empty() ? "" : ", ") + av_get_pix_fmt_name(f);
             throw Error(ErrorCode::InvalidArgument, std::string(codec->name) + " does not take " +
                                                         desc.pix_fmt + " (it takes " + list + ")");
         }
-        if (!convertible(pf))
+        if (!writable(pf, desc.keep_alpha))
             throw Error(
                 ErrorCode::Unsupported,
                 "--pix-fmt " + desc.pix_fmt +
-                    ": vkml converts to yuv420p/422p/444p (8 or 10 bit), nv12, p010le, rgb24, rgba, bgra");
+                    ": vkml converts to yuv420p/422p/444p (8 to 16 bits, with or without alpha), nv12, "
+                    "p010le, rgb24, rgba, bgra, gbrp (8 to 16 bits, gbrap with alpha)");
     } else {
         const AVPixelFormat src =
             desc.source ? static_cast<AVPixelFormat>(desc.source->info().pix_fmt_id) : AV_PIX_FMT_NONE;
-        if (src != AV_PIX_FMT_NONE && convertible(src) && takes(src))
+        const AVPixFmtDescriptor* sd = av_pix_fmt_desc_get(src);
+        const bool src_alpha = sd && (sd->flags & AV_PIX_FMT_FLAG_ALPHA);
+        if (src != AV_PIX_FMT_NONE && takes(src) && writable(src, desc.keep_alpha)) {
             pf = src;
-        else if (takes(AV_PIX_FMT_YUV420P))
-            pf = AV_PIX_FMT_YUV420P;
-        else
+        } else {
+            std::vector<AVPixelFormat> options;
+            if (fmts.empty()) {
+                for (AVPixelFormat f : {AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUV444P, AV_PIX_FMT_YUV420P10LE})
+                    options.push_back(f);
+            }
             for (AVPixelFormat f : fmts)
-                if (convertible(f)) {
-                    pf = f;
-                    break;
-                }
-        if (pf == AV_PIX_FMT_NONE)
-            throw Error(ErrorCode::Unsupported,
-                        std::string(codec->name) + " takes no pixel format vkml's colour conversion writes");
+                if (writable(f, desc.keep_alpha)) options.push_back(f);
+            if (options.empty())
+                throw Error(ErrorCode::Unsupported,
+                            std::string(codec->name) +
+                                " takes no pixel format vkml's colour conversion writes");
+            if (src == AV_PIX_FMT_NONE) {
+                pf = std::find(options.begin(), options.end(), AV_PIX_FMT_YUV420P) != options.end()
+                         ? AV_PIX_FMT_YUV420P
+                         : options[0];
+            } else {
+                options.push_back(AV_PIX_FMT_NONE);
+                int loss = 0;
+                pf = avcodec_find_best_pix_fmt_of_list(options.data(), src, src_alpha && desc.keep_alpha,
+                                                       &loss);
+                if (pf == AV_PIX_FMT_NONE) pf = options[0];
+                loss = av_get_pix_fmt_loss(pf, src, src_alpha && desc.keep_alpha);
+                std::string lost;
+                auto add = [&](const char* what) { lost += std::string(lost.empty() ? "" : ", ") + what; };
+                if (loss & FF_LOSS_DEPTH) add("fewer bits");
+                if (loss & FF_LOSS_CHROMA) add("less colour resolution");
+                if (loss & FF_LOSS_COLORSPACE)
+                    add(sd && (sd->flags & AV_PIX_FMT_FLAG_RGB) ? "RGB as YUV" : "YUV as RGB");
+                if (loss & FF_LOSS_ALPHA ||
+                    (src_alpha && !(av_pix_fmt_desc_get(pf)->flags & AV_PIX_FMT_FLAG_ALPHA)))
+                    add("no alpha");
+                if (lost.empty()) lost = "the nearest it takes";
+                const std::string why =
+                    !writable(src, desc.keep_alpha) && !(src_alpha && !desc.keep_alpha)
+                        ? "vkml does not write " + std::string(av_get_pix_fmt_name(src))
+                    : src_alpha && !desc.keep_alpha
+                        ? "the frame processor keeps no alpha"
+                        : std::string(codec->name) + " does not take " + av_get_pix_fmt_name(src);
+                notes_.push_back("'" + named.string() + "': " + why + ": writing " + av_get_pix_fmt_name(pf) +
+                                 " (" + lost + ")");
+            }
+        }
     }
     pix_fmt_ = pf;
 
@@ -203,8 +296,9 @@ VideoWriter::VideoWriter(const WriterDesc& desc) : path_(desc.path), pkt_(make_p
     } else if (codec->id == AV_CODEC_ID_VP9 && has_crf) {
         av_dict_set(&opts, "crf", "30", 0);
         av_dict_set(&opts, "b", "0", 0); // constant quality mode
-    } else if (codec->id == AV_CODEC_ID_MPEG4) {
-        av_dict_set(&opts, "q", "3", 0); // the encoder's default bitrate is far too low for upscaled video
+    } else if (codec->id == AV_CODEC_ID_MPEG4 || codec->id == AV_CODEC_ID_MPEG2VIDEO ||
+               codec->id == AV_CODEC_ID_MJPEG) {
+        // Constant quantizer 3: the encoders' default bitrate is far too low for upscaled video.
         av_dict_set(&opts, "flags", "+qscale", 0);
         av_dict_set(&opts, "global_quality", std::to_string(3 * FF_QP2LAMBDA).c_str(), 0);
     }
@@ -216,6 +310,15 @@ VideoWriter::VideoWriter(const WriterDesc& desc) : path_(desc.path), pkt_(make_p
                     desc.preset.c_str(), 0);
     }
     for (const auto& [k, v] : desc.options) av_dict_set(&opts, k.c_str(), v.c_str(), 0);
+    if (std::string(codec->name) == "libx265") {
+        // x265 prints its settings and statistics to stderr itself; errors only (as libav's own
+        // log), unless the user set its log level.
+        const AVDictionaryEntry* e = av_dict_get(opts, "x265-params", nullptr, 0);
+        const std::string params = e ? e->value : "";
+        if (params.find("log-level") == std::string::npos && !verbose_libav())
+            av_dict_set(&opts, "x265-params",
+                        ((params.empty() ? "" : params + ":") + "log-level=error").c_str(), 0);
+    }
     ret = avcodec_open2(enc_, codec, &opts);
     if (ret < 0) {
         av_dict_free(&opts);
@@ -273,9 +376,9 @@ VideoWriter::VideoWriter(const WriterDesc& desc) : path_(desc.path), pkt_(make_p
             if (static_cast<int>(i) == desc.source->video_stream()) continue;
             if (type != AVMEDIA_TYPE_AUDIO && type != AVMEDIA_TYPE_SUBTITLE) continue;
             if (avformat_query_codec(ofmt, st->codecpar->codec_id, FF_COMPLIANCE_NORMAL) == 0) {
-                std::fprintf(stderr,
-                             "vkml: '%s': the %s container cannot hold the %s stream #%u; it is left out\n",
-                             named.c_str(), ofmt->name, avcodec_get_name(st->codecpar->codec_id), i);
+                notes_.push_back("'" + named.string() + "': the " + ofmt->name +
+                                 " container cannot hold the " + avcodec_get_name(st->codecpar->codec_id) +
+                                 " stream #" + std::to_string(i) + "; it is left out");
                 continue;
             }
             AVStream* os = avformat_new_stream(out_, nullptr);
@@ -317,16 +420,22 @@ std::string VideoWriter::codec_name() const {
     return enc_ && enc_->codec ? enc_->codec->name : "?";
 }
 
+void VideoWriter::write_failed(const char* what, int ret) const {
+    // The muxer's own status can be more telling than its return (e.g. EFBIG behind an EIO).
+    if (out_ && out_->pb && out_->pb->error < 0) ret = out_->pb->error;
+    throw Error(ErrorCode::Io, "'" + display_.string() + "': " + what + " (" + av_error(ret) + ")");
+}
+
 void VideoWriter::drain(bool flush) {
     for (;;) {
         int ret = avcodec_receive_packet(enc_, pkt_.get());
         if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) return;
         if (ret < 0)
-            throw Error(ErrorCode::Generic, "'" + path_.string() + "': encoding failed: " + av_error(ret));
+            throw Error(ErrorCode::Generic, "'" + display_.string() + "': encoding failed: " + av_error(ret));
         pkt_->stream_index = video_out_;
         av_packet_rescale_ts(pkt_.get(), enc_->time_base, out_->streams[video_out_]->time_base);
         ret = av_interleaved_write_frame(out_, pkt_.get());
-        if (ret < 0) throw Error(ErrorCode::Io, "'" + path_.string() + "': write failed: " + av_error(ret));
+        if (ret < 0) write_failed("cannot write", ret);
     }
     (void)flush;
 }
@@ -337,7 +446,7 @@ void VideoWriter::write_frame(AVFrame* frame) {
     frame->pict_type = AV_PICTURE_TYPE_NONE;
     const int ret = avcodec_send_frame(enc_, frame);
     if (ret < 0)
-        throw Error(ErrorCode::Generic, "'" + path_.string() + "': encoding failed: " + av_error(ret));
+        throw Error(ErrorCode::Generic, "'" + display_.string() + "': encoding failed: " + av_error(ret));
     drain(false);
 }
 
@@ -350,7 +459,7 @@ void VideoWriter::write_packet(PacketPtr packet) {
     packet->stream_index = oi;
     packet->pos = -1;
     const int ret = av_interleaved_write_frame(out_, packet.get());
-    if (ret < 0) throw Error(ErrorCode::Io, "'" + path_.string() + "': write failed: " + av_error(ret));
+    if (ret < 0) write_failed("cannot write", ret);
 }
 
 void VideoWriter::finish() {
@@ -358,10 +467,13 @@ void VideoWriter::finish() {
     finished_ = true;
     avcodec_send_frame(enc_, nullptr);
     drain(true);
-    const int ret = av_write_trailer(out_);
-    if (ret < 0)
-        throw Error(ErrorCode::Io, "'" + path_.string() + "': cannot finish the file: " + av_error(ret));
-    if (out_->pb) avio_closep(&out_->pb);
+    int ret = av_write_trailer(out_);
+    if (ret < 0) write_failed("cannot finish the file", ret);
+    if (out_->pb) {
+        // Closing flushes avio's buffer: the last bytes can fail to go out here.
+        ret = avio_closep(&out_->pb);
+        if (ret < 0) write_failed("cannot finish the file", ret);
+    }
 }
 
 uint64_t VideoWriter::bytes_written() const {

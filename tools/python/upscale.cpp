@@ -135,7 +135,7 @@ py::dict upscale_video(const py::object& input, const py::object& output, const 
                        const std::optional<std::string>& preset, const std::optional<std::string>& pix_fmt,
                        const std::map<std::string, std::string>& encoder_options, int64_t frames,
                        const std::optional<std::string>& threads, const py::object& progress, bool keep_partial,
-                       const py::object& device) {
+                       bool tolerate_errors, const py::object& device) {
     if (!progress.is_none() && !PyCallable_Check(progress.ptr()))
         throw py::type_error("progress must be a callable taking a dict, or None");
     if (frames < 0) throw py::value_error("frames must be 0 (all) or a positive count");
@@ -152,7 +152,9 @@ py::dict upscale_video(const py::object& input, const py::object& output, const 
     desc.max_frames = frames;
     desc.quiet = true;
     desc.no_partial = !keep_partial;
-    desc.handle_sigint = false; // Ctrl-C stays Python's: KeyboardInterrupt, seen in the progress hook
+    desc.tolerate_errors = tolerate_errors;
+    desc.tolerate_hint = " (tolerate_errors=True goes on with what can be read)";
+    desc.handle_signals = false; // Ctrl-C stays Python's: KeyboardInterrupt, seen in the progress hook
     desc.log_name = "vkml.upscale_video";
     std::atomic<bool> cancel{false};
     desc.cancel = &cancel;
@@ -222,12 +224,15 @@ An upscaler serves one thread at a time; the GIL is released while the GPU works
           py::arg("codec") = py::none(), py::arg("crf") = py::none(), py::arg("preset") = py::none(),
           py::arg("pix_fmt") = py::none(), py::arg("encoder_options") = std::map<std::string, std::string>{},
           py::arg("frames") = 0, py::arg("threads") = py::none(), py::arg("progress") = py::none(),
-          py::arg("keep_partial") = true, py::arg("device") = py::none(),
+          py::arg("keep_partial") = true, py::arg("tolerate_errors") = false, py::arg("device") = py::none(),
           R"(Upscales a video (anything FFmpeg decodes), an image file or a folder of images, as `vkml upscale`
 does: audio and subtitles copied, timestamps, metadata and rotation kept. Returns the run's
 statistics as a dict. progress(dict) is called about 4 times a second and once at the end, with
 frames_done, frames_total, seconds, fps, output_bytes; an exception it raises, or Ctrl-C, stops
-the run (the partial output is kept, playable, unless keep_partial=False) and is raised.)");
+the run (the partial output is kept, playable, unless keep_partial=False) and is raised. Damaged
+or truncated input raises vkml.InvalidArgument naming the file, unless tolerate_errors=True
+(then a warning on stderr and on with what can be read). The output's codec family, pixel
+format, bit depth and alpha follow the input's, as in `vkml upscale`.)");
 }
 
 } // namespace vkml::python

@@ -235,7 +235,8 @@ void print_usage(FILE* out, std::string_view program) {
         "  --max-dets N         at most N detections per image (default 100)\n"
         "  --size WxH           input size for models with a free input size (default 640x640)\n"
         "  --json FILE          write the detections as JSON (\"-\" for stdout)\n"
-        "  --frames N           videos: stop after N frames\n"
+        "  --frames N           videos: stop after N frames (audio is cut with them)\n"
+        "  --tolerate-errors    videos: go on past damaged or truncated input (default: an error)\n"
         "  --fp32               f32 storage in the model (default f16 where the device has it)\n"
         "  --repeat N           images: detect N times and print the median ms (timing)\n"
         "  --quiet              no per-image output\n",
@@ -290,6 +291,8 @@ std::optional<Options> parse_args(std::span<const std::string_view> args, std::s
             const float v = parse_float(program, a, value(i));
             if (v < 1 || v > 100000 || v != std::floor(v)) bad_usage(program, "--repeat must be 1..100000");
             o.repeat = int(v);
+        } else if (a == "--tolerate-errors") {
+            o.tolerate_errors = true;
         } else if (a == "--fp32") {
             o.detector.fp32 = true;
         } else if (a == "--quiet" || a == "-q") {
@@ -418,6 +421,7 @@ int run(const Options& o) {
     if (!o.quiet) std::printf("%s\n", detector.describe().c_str());
 
     std::vector<Record> records;
+    int interrupted = 0; // the exit code once Ctrl-C or SIGTERM stopped a video
     for (const fs::path& f : files) {
         const fs::path out = output_for(o, f, single);
         if (out.has_parent_path()) {
@@ -433,9 +437,17 @@ int run(const Options& o) {
             td.device = device.get();
             td.quiet = o.quiet;
             td.max_frames = o.max_frames;
+            td.tolerate_errors = o.tolerate_errors;
+            td.tolerate_hint = " (--tolerate-errors goes on with what can be read)";
             td.log_name = "vkml detect";
             const media::TranscodeStats st = media::transcode(td, proc);
             if (!o.quiet) std::printf("%s -> %s: %s\n", f.c_str(), st.output.c_str(), st.summary().c_str());
+            if (st.cancelled) {
+                std::fprintf(stderr, "vkml detect: interrupted after %lld frames of %s; %s kept (playable)\n",
+                             static_cast<long long>(st.frames), f.c_str(), st.output.c_str());
+                interrupted = 128 + (st.signal ? st.signal : 2);
+                break;
+            }
 #endif
             continue;
         }
@@ -478,7 +490,7 @@ int run(const Options& o) {
             if (!j) throw Error(ErrorCode::Io, o.json->string() + ": cannot write the JSON file");
         }
     }
-    return 0;
+    return interrupted;
 }
 
 } // namespace vkml::detect_app

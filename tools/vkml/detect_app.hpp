@@ -21,8 +21,9 @@ struct Options {
     std::optional<std::filesystem::path> json;   // --json FILE ("-": stdout)
     passes::DetectorDesc detector;
     bool quiet = false;
-    int64_t max_frames = 0; // videos: stop after this many frames (0: all)
-    int repeat = 1;         // images: run the detector this many times and print the median time
+    int64_t max_frames = 0;       // videos: stop after this many frames (0: all)
+    bool tolerate_errors = false; // videos: go on past damaged or truncated input with a warning
+    int repeat = 1;               // images: run the detector this many times and print the median time
 };
 
 // Parses `vkml detect`'s arguments (after the subcommand). Returns nullopt after printing the

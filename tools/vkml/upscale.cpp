@@ -2,6 +2,7 @@
 // folders of images through a super-resolution model on the GPU (media::transcode does the
 // pipeline). With no arguments it upscales the bundled default clip.
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -30,19 +31,23 @@ void usage(FILE* out) {
         "usage: vkml upscale [INPUT] [-o OUTPUT] [options]\n\n"
         "Upscales a video (anything FFmpeg's libraries decode), an image (PNG, JPEG) or a folder of\n"
         "images with a super-resolution model on the GPU. Audio and subtitle streams are copied\n"
-        "unchanged; timestamps, metadata and rotation are kept. With no INPUT it upscales the\n"
-        "bundled clip (%s).\n\n"
+        "unchanged; timestamps, metadata and rotation are kept, and so are the codec family, pixel\n"
+        "format, bit depth and alpha channel where the output can hold them (a note says what\n"
+        "changes). Outputs appear whole or not at all. With no INPUT it upscales the bundled clip\n"
+        "(%s).\n\n"
         "  -o, --output PATH      output file or folder (default: ./<input name>_x<scale>.<ext>)\n"
         "  -m, --model NAME|PATH  anime4k-s|m|l (fast, default for video; add -an or -3d for\n"
         "                         those weights), esrgan-slim|medium|thick (quality, default for\n"
         "                         images), or any model file vkml loads (ONNX, TF.js, Anime4K JSON)\n"
         "  -s, --scale N          2 (default); esrgan: 2, 3, 4 or 8; a model file: its own scale\n"
         "      --input-range 1|255  pixel range a model file expects (default 1; esrgan uses 255)\n"
-        "      --fp32             run the model in f32 (default: f16 storage where the GPU has it)\n"
+        "      --fp32             run the model in f32 (default: f16 storage where the GPU has it,\n"
+        "                         about 11 bits: --fp32 keeps every bit of 16-bit images)\n"
         "  -t, --tile N           tile size in input pixels (default: from the GPU memory budget)\n"
         "video encoding:\n"
-        "  -c, --codec NAME       libx264 (default for .mp4/.mkv/.mov), libx265, libvpx-vp9, libaom-av1,\n"
-        "                         mpeg4, ffv1, ... (any libavcodec video encoder)\n"
+        "  -c, --codec NAME       libx264, libx265, libvpx-vp9, libaom-av1, mpeg4, ffv1, ... (any\n"
+        "                         libavcodec video encoder; default: the input's codec family where\n"
+        "                         the container holds it, else libx264)\n"
         "      --crf N            quality (x264/x265 default 18; lower is better)\n"
         "      --preset NAME      encoder preset (x264/x265: ultrafast ... veryslow)\n"
         "      --pix-fmt NAME     e.g. yuv420p, yuv444p, yuv420p10le (default: the input's)\n"
@@ -50,10 +55,13 @@ void usage(FILE* out) {
         "pipeline:\n"
         "  -j, --threads L:P:S    decoder threads : GPU frames in flight : encoder threads (default 0:2:0,\n"
         "                         0 = automatic)\n"
-        "      --frames N         stop after N frames\n"
+        "      --frames N         stop after N frames (audio and subtitles are cut with them)\n"
+        "      --tolerate-errors  go on past damaged or truncated input (and unreadable images of a\n"
+        "                         folder) with a warning; default: an error, exit 1, no output\n"
         "      --benchmark        decode and upscale without encoding; print fps per stage\n"
         "  -q, --quiet            no progress output\n"
-        "      --no-partial       on Ctrl-C remove the partial output (default: keep it, playable)\n",
+        "      --no-partial       on Ctrl-C or SIGTERM remove the partial output (default: keep it,\n"
+        "                         playable)\n",
         default_clip_path().string().c_str());
 }
 
@@ -93,6 +101,7 @@ int upscale_main(Args args) {
     ModelChoice model;
     media::TranscodeDesc desc;
     desc.log_name = "vkml upscale";
+    desc.tolerate_hint = " (--tolerate-errors upscales what can be read)";
     auto value = [&](size_t& i, std::string_view opt) -> std::string_view {
         if (i + 1 >= args.size()) bad_usage(std::string(opt) + " needs a value");
         return args[++i];
@@ -135,6 +144,8 @@ int upscale_main(Args args) {
             desc.threads = media::parse_thread_counts(value(i, a));
         } else if (a == "--frames") {
             desc.max_frames = to_int(value(i, a), "--frames", 1, 1 << 30);
+        } else if (a == "--tolerate-errors") {
+            desc.tolerate_errors = true;
         } else if (a == "--benchmark") {
             desc.benchmark = true;
         } else if (a == "-q" || a == "--quiet") {
@@ -175,15 +186,17 @@ int upscale_main(Args args) {
                      processor.name().c_str());
     const media::TranscodeStats st = media::transcode(desc, processor);
     if (st.cancelled) {
+        const char* by = st.signal == SIGTERM ? " by SIGTERM" : st.signal == SIGINT ? " by Ctrl-C" : "";
         if (st.partial_kept)
-            std::fprintf(stderr,
-                         "vkml upscale: interrupted after %lld frames; the partial result (playable) is %s\n",
-                         static_cast<long long>(st.frames), st.output.c_str());
+            std::fprintf(
+                stderr,
+                "vkml upscale: interrupted%s after %lld frames; the partial result (playable) is %s\n", by,
+                static_cast<long long>(st.frames), st.output.c_str());
         else
             std::fprintf(stderr,
-                         "vkml upscale: interrupted after %lld frames; the partial output was removed\n",
-                         static_cast<long long>(st.frames));
-        return 130;
+                         "vkml upscale: interrupted%s after %lld frames; the partial output was removed\n",
+                         by, static_cast<long long>(st.frames));
+        return 128 + (st.signal ? st.signal : SIGINT); // 130 for Ctrl-C, 143 for SIGTERM, as shells report
     }
     if (desc.benchmark || !desc.quiet) std::printf("vkml upscale: %s\n", st.summary().c_str());
     if (!desc.benchmark) {

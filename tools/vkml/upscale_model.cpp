@@ -149,10 +149,13 @@ void ModelProcessor::process(media::FrameContext& frame) {
                          VK_ACCESS_2_TRANSFER_READ_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT |
                              VK_ACCESS_2_SHADER_READ_BIT | VK_ACCESS_2_SHADER_WRITE_BIT);
     // Piece by piece, each its own submission: on a slow device one image is minutes of work,
-    // which must not be one submission (see TiledRunner).
+    // which must not be one submission (see TiledRunner). Ctrl-C stops between pieces.
     const size_t pieces = size_t(runner_->plan().pieces);
     for (size_t i = 0; i < pieces; ++i) {
-        if (i > 0) frame.flush(runner_->progress_after(i - 1));
+        if (i > 0) {
+            frame.flush(runner_->progress_after(i - 1));
+            if (frame.cancelled()) return;
+        }
         runner_->record_piece(frame.cmd(), frame.input(), frame.output(), i);
     }
 }

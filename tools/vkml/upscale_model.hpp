@@ -44,6 +44,7 @@ public:
     void prepare(const media::ProcessorSetup& setup) override;
     void process(media::FrameContext& frame) override;
     std::string name() const override { return model_.label; }
+    bool processes_alpha() const override { return true; } // the alpha is upscaled as a grey image
 
 private:
     ModelChoice choice_;

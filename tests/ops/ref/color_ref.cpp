@@ -35,13 +35,19 @@ Layout layout_of(PixelFormat f) {
         l = {2, 2, true, 2, 2};
         break;
     case PixelFormat::Rgb24:
-        l = {1, 1, false, 1, 1, 3, 0, 1, 2};
+        l = {1, 1, false, 1, 1, 3, 0, 1, 2, true};
         break;
     case PixelFormat::Rgba:
-        l = {1, 1, false, 1, 1, 4, 0, 1, 2};
+        l = {1, 1, false, 1, 1, 4, 0, 1, 2, true};
         break;
     case PixelFormat::Bgra:
-        l = {1, 1, false, 1, 1, 4, 2, 1, 0};
+        l = {1, 1, false, 1, 1, 4, 2, 1, 0, true};
+        break;
+    case PixelFormat::Gbrp: // FFmpeg's gbrp: data[0] = G, data[1] = B, data[2] = R
+        l = {3, 1, false, 1, 1, 0, 2, 0, 1, true};
+        break;
+    case PixelFormat::Gbrp16:
+        l = {3, 2, false, 1, 1, 0, 2, 0, 1, true};
         break;
     }
     return l;
@@ -174,6 +180,14 @@ std::vector<double> yuv_to_rgb(const ops::FrameDesc& frame, const std::vector<ui
             }
         return out;
     }
+    if (l.rgb) { // planar RGB: each plane one channel, full range
+        const double max = std::pow(2.0, bits_of(frame)) - 1;
+        for (int y = 0; y < h; ++y)
+            for (int x = 0; x < w; ++x)
+                put(x, y, read_code(frame, bytes, l.r, x, y) / max, read_code(frame, bytes, l.g, x, y) / max,
+                    read_code(frame, bytes, l.b, x, y) / max);
+        return out;
+    }
     const Quant q = quant(frame.range, bits_of(frame));
     const Mat m = inverse(forward(frame.matrix));
     const auto csize = plane_size(frame, 1);
@@ -233,6 +247,15 @@ void rgb_to_yuv(const ops::FrameDesc& frame, const std::vector<double>& rgb, std
                 write_code(frame, bytes, 0, x * l.pixel_bytes + l.g, y, code(px(x, y, 1) * 255));
                 write_code(frame, bytes, 0, x * l.pixel_bytes + l.b, y, code(px(x, y, 2) * 255));
                 if (l.pixel_bytes == 4) write_code(frame, bytes, 0, x * 4 + 3, y, 255);
+            }
+        return;
+    }
+    if (l.rgb) {
+        for (int y = 0; y < h; ++y)
+            for (int x = 0; x < w; ++x) {
+                write_code(frame, bytes, l.r, x, y, code(px(x, y, 0) * max_code));
+                write_code(frame, bytes, l.g, x, y, code(px(x, y, 1) * max_code));
+                write_code(frame, bytes, l.b, x, y, code(px(x, y, 2) * max_code));
             }
         return;
     }

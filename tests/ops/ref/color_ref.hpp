@@ -18,7 +18,8 @@ struct Layout {
     bool msb = false;         // 16-bit value in the high bits
     int sub_x = 1, sub_y = 1; // chroma subsampling factors
     int pixel_bytes = 0;      // packed formats: 3 or 4
-    int r = 0, g = 1, b = 2;  // packed: byte index of each channel
+    int r = 0, g = 1, b = 2;  // packed: byte index of each channel; planar RGB: plane of each
+    bool rgb = false;         // an RGB format (packed or planar): no matrix, full range
 };
 Layout layout_of(ops::PixelFormat format);
 int bits_of(const ops::FrameDesc& frame);

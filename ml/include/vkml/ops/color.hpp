@@ -39,14 +39,16 @@ enum class PixelFormat : uint8_t {
     Rgb24,     // packed R,G,B bytes                                (rgb24)
     Rgba,      // packed R,G,B,A bytes (alpha ignored on read, 255 on write)  (rgba, rgb0)
     Bgra,      // packed B,G,R,A bytes                              (bgra, bgr0)
+    Gbrp,      // 8-bit planar RGB, planes in the order G, B, R     (gbrp, gbrap without its alpha)
+    Gbrp16,    // 16-bit little-endian planar G, B, R, value in the LOW `bits` bits (gbrp10le .. gbrp16le)
 };
 const char* pixel_format_name(PixelFormat format); // "yuv420p", "p010", ...
 
 // Colour matrix (Kr, Kb of the standard): BT.601 (0.299, 0.114), BT.709 (0.2126, 0.0722),
-// BT.2020 non-constant luminance (0.2627, 0.0593). Ignored by the packed RGB formats.
+// BT.2020 non-constant luminance (0.2627, 0.0593). Ignored by the RGB formats (packed and planar).
 enum class ColorMatrix : uint8_t { Bt601, Bt709, Bt2020 };
 // Limited ("tv", MPEG): Y in 16..235, chroma in 16..240 (times 2^(bits-8)). Full ("pc", JPEG):
-// 0..2^bits-1, chroma centred on 2^(bits-1). Ignored by the packed RGB formats (always full).
+// 0..2^bits-1, chroma centred on 2^(bits-1). Ignored by the RGB formats (always full: 0..2^bits-1).
 enum class ColorRange : uint8_t { Limited, Full };
 
 // How YuvToRgb brings subsampled chroma to full resolution. Bilinear interpolates between chroma
@@ -91,7 +93,7 @@ FrameDesc packed_frame(PixelFormat format, uint32_t width, uint32_t height, uint
 uint64_t frame_bytes(const FrameDesc& frame);
 
 // FFmpeg's pixel format name ("yuv420p", "yuvj420p", "nv12", "yuv420p10le", "yuv422p12le",
-// "p010le", "rgb24", "rgba", "rgb0", "bgra", "bgr0", ...) as a format and significant bits;
+// "p010le", "rgb24", "rgba", "rgb0", "bgra", "bgr0", "gbrp", "gbrp16le", ...) as a format and bits;
 // nullopt when vkml has no layout for it. (The "j" formats only imply ColorRange::Full.)
 struct PixelFormatSpec {
     PixelFormat format = PixelFormat::Yuv420p;
