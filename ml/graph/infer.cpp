@@ -23,7 +23,11 @@ gpu::Shape to_gpu(const Graph& g, const Value& v) {
     if (sizes->size() > gpu::max_rank)
         g.fail("value '" + v.name + "' has rank " + std::to_string(sizes->size()) + "; vkml supports up to 6",
                ErrorCode::Unsupported);
-    return gpu::Shape(std::span<const int64_t>(*sizes));
+    try {
+        return gpu::Shape(std::span<const int64_t>(*sizes));
+    } catch (const Error& e) { // e.g. dimensions whose product passes 64 bits: name the file and value
+        g.fail("value '" + v.name + "': " + e.what());
+    }
 }
 
 // Evaluates node `n` on the host and makes its outputs constants.

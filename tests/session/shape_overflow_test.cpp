@@ -44,3 +44,20 @@ TEST_F(ShapeOverflowTest, HugeScalesPadsRepeatsAndShapesNameTheFileAndNode) {
         }
     }
 }
+
+// An input declared (or given) with dimensions whose product passes 64 bits: refused naming the
+// model and the value, before any size is computed from it.
+TEST_F(ShapeOverflowTest, HugeInputShapeNamesTheFileAndValue) {
+    graph::Graph g = new_graph("huge_input");
+    const graph::ValueId x = input(g, "x", {int64_t{1} << 40, int64_t{1} << 40});
+    g.outputs().push_back(node(g, "Relu", {x}, "y"));
+    try {
+        Session s(dev(), g, {.fp32 = true});
+        ADD_FAILURE() << "a 2^80-element input was accepted";
+    } catch (const Error& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("'huge_input.test'"), std::string::npos) << m;
+        EXPECT_NE(m.find("value 'x'"), std::string::npos) << m;
+        EXPECT_NE(m.find("more elements than 64 bits"), std::string::npos) << m;
+    }
+}
