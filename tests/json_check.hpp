@@ -19,11 +19,14 @@ struct Json {
     double number = 0;
     std::string string;
     std::vector<Json> items;
-    std::vector<std::pair<std::string, Json>> members;
+    // An object's members in order: keys[i] names values[i]. (Two vectors, not pairs: clang with
+    // libstdc++ rejects std::pair<std::string, Json> inside Json's own definition.)
+    std::vector<std::string> keys;
+    std::vector<Json> values;
 
     const Json* find(std::string_view key) const {
-        for (const auto& [k, v] : members)
-            if (k == key) return &v;
+        for (size_t i = 0; i < keys.size(); ++i)
+            if (keys[i] == key) return &values[i];
         return nullptr;
     }
 };
@@ -103,7 +106,8 @@ private:
             skip_space();
             Json v;
             if (!value(v, depth + 1)) return false;
-            out.members.emplace_back(std::move(key), std::move(v));
+            out.keys.push_back(std::move(key));
+            out.values.push_back(std::move(v));
             skip_space();
         } while (eat(','));
         return eat('}');

@@ -46,9 +46,20 @@ Shape::Shape(std::span<const int64_t> dims) {
     if (dims.size() > max_rank)
         throw Error(ErrorCode::InvalidArgument, "tensor rank " + std::to_string(dims.size()) +
                                                     " exceeds vkml's maximum of " + std::to_string(max_rank));
-    for (int64_t d : dims)
+    // Every product of dimensions (element counts, strides) must fit 64 bits, also in an empty
+    // tensor such as [0, 2^40, 2^40], whose strides would overflow: the product of the dimensions
+    // other than 0 and -1 (unknown) is checked.
+    int64_t product = 1;
+    for (int64_t d : dims) {
         if (d < 0 && d != -1)
             throw Error(ErrorCode::InvalidArgument, "negative dimension " + std::to_string(d));
+        if (d > 0 && __builtin_mul_overflow(product, d, &product)) {
+            std::string s = "[";
+            for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+            throw Error(ErrorCode::InvalidArgument,
+                        "shape " + s + "] has more elements than 64 bits can count");
+        }
+    }
     std::copy(dims.begin(), dims.end(), dims_.begin());
     rank_ = dims.size();
 }
@@ -73,6 +84,8 @@ bool Shape::operator==(const Shape& o) const {
 }
 
 namespace {
+// The products cannot overflow: the Shape constructor checked the product of the non-zero
+// dimensions, and once a 0 is multiplied in they stay 0.
 void contiguous_strides(const Shape& shape, std::array<int64_t, max_rank>& strides) {
     int64_t s = 1;
     for (size_t i = shape.rank(); i-- > 0;) {
@@ -97,10 +110,19 @@ Tensor::Tensor(Device& device, const Shape& shape, DType dtype, const std::strin
 Tensor::Tensor(std::shared_ptr<Buffer> buffer, uint64_t byte_offset, const Shape& shape, DType dtype)
     : buffer_(std::move(buffer)), offset_(byte_offset), shape_(shape), dtype_(dtype) {
     contiguous_strides(shape_, strides_);
-    if (!buffer_ || byte_offset + bytes() > buffer_->size())
+    if (!buffer_ || bytes() > buffer_->size() || byte_offset > buffer_->size() - bytes())
         throw Error(ErrorCode::InvalidArgument, "tensor view " + shape.str() + " " + dtype_name(dtype) +
                                                     " at byte " + std::to_string(byte_offset) +
                                                     " does not fit its buffer");
+}
+
+uint64_t Tensor::bytes() const {
+    const uint64_t n = uint64_t(elements()), size = dtype_size(dtype_);
+    // Room for the rounding up to 16 bytes the allocation adds.
+    if (n > (UINT64_MAX - 15) / size)
+        throw Error(ErrorCode::InvalidArgument, "tensor " + shape_.str() + " " + dtype_name(dtype_) +
+                                                    " needs more bytes than 64 bits can count");
+    return n * size;
 }
 
 bool Tensor::contiguous() const {
@@ -128,7 +150,7 @@ Tensor Tensor::reshape(const Shape& shape) const {
                 throw Error(ErrorCode::InvalidArgument, "reshape to " + shape.str() + ": more than one -1");
             infer = int(i);
         } else {
-            known *= out[i];
+            known *= out[i]; // cannot overflow: Shape checked the product of its dimensions
         }
     }
     if (infer >= 0) out[size_t(infer)] = known ? elements() / known : 0;

@@ -102,10 +102,11 @@ size_t fuse_conv_batchnorm(Graph& g) {
         for (size_t k = 1; k < bn.outputs.size(); ++k) extra_outputs |= bn.outputs[k] != no_value;
         if (extra_outputs) continue;
         const ValueId x = bn.inputs[0];
-        if (prod[x] < 0 || !uses.single(x) || dead[static_cast<size_t>(prod[x])]) continue;
+        if (x == no_value || prod[x] < 0 || !uses.single(x) || dead[static_cast<size_t>(prod[x])]) continue;
         Node& conv = g.nodes()[static_cast<size_t>(prod[x])];
-        if (conv.op_type != "Conv" || !conv.domain.empty() || has_fusion(conv)) continue;
-        const TensorData* w = constant_of(g, conv.inputs.at(1));
+        if (conv.op_type != "Conv" || !conv.domain.empty() || has_fusion(conv) || conv.inputs.size() < 2)
+            continue;
+        const TensorData* w = constant_of(g, conv.inputs[1]);
         const TensorData* b = conv.inputs.size() > 2 ? constant_of(g, conv.inputs[2]) : nullptr;
         const bool has_b = conv.inputs.size() > 2 && conv.inputs[2] != no_value;
         const TensorData *scale = constant_of(g, bn.inputs[1]), *beta = constant_of(g, bn.inputs[2]),
@@ -113,7 +114,7 @@ size_t fuse_conv_batchnorm(Graph& g) {
         if (!w || (has_b && !b) || !scale || !beta || !mean || !var) continue;
         if (!is_float(w->dtype()) || w->dims().empty()) continue;
         const int64_t m = w->dims()[0];
-        if (scale->elements() != m || beta->elements() != m || mean->elements() != m ||
+        if (m <= 0 || scale->elements() != m || beta->elements() != m || mean->elements() != m ||
             var->elements() != m || (b && b->elements() != m))
             continue;
         const auto wv = w->to_floats(), sv = scale->to_floats(), bv = beta->to_floats(),
@@ -154,8 +155,11 @@ size_t fuse_pad_into_conv(Graph& g) {
         const Node& pad = g.nodes()[i];
         if (pad.op_type != "Pad" || !pad.domain.empty() || pad.get_string("mode", "constant") != "constant")
             continue;
-        const ValueId y = pad.outputs.at(0);
-        const Value& xv = g.value(pad.inputs.at(0));
+        if (pad.outputs.empty() || pad.inputs.empty() || pad.outputs[0] == no_value ||
+            pad.inputs[0] == no_value)
+            continue;
+        const ValueId y = pad.outputs[0];
+        const Value& xv = g.value(pad.inputs[0]);
         if (!xv.shape || (xv.shape->rank() != 4 && xv.shape->rank() != 3) || uses.is_output(y) ||
             uses.of(y).empty())
             continue;
@@ -196,26 +200,27 @@ size_t fuse_pad_into_conv(Graph& g) {
         }
         if (!ok || begin[0] || end[0] || begin[1] || end[1]) continue;
         for (size_t k = 2; k < rank; ++k) ok &= begin[k] >= 0 && end[k] >= 0;
-        // Every reader must be a Conv reading it as X, without auto_pad.
+        // Every reader must be a Conv reading it as X, without auto_pad, whose pads (checked here,
+        // before any reader changes) can take the Pad's without overflowing.
+        const size_t spatial = rank - 2;
+        std::vector<std::vector<int64_t>> new_pads;
         for (const Use& u : uses.of(y)) {
             const Node& c = g.nodes()[u.node];
             ok &= c.op_type == "Conv" && c.domain.empty() && u.slot == 0 &&
                   c.get_string("auto_pad", "NOTSET") == "NOTSET";
+            if (!ok) break;
+            std::vector<int64_t> cp = c.get_ints("pads", std::vector<int64_t>(2 * spatial, 0));
+            ok &= cp.size() == 2 * spatial;
+            for (size_t k = 0; ok && k < spatial; ++k)
+                ok &= !__builtin_add_overflow(cp[k], begin[k + 2], &cp[k]) &&
+                      !__builtin_add_overflow(cp[k + spatial], end[k + 2], &cp[k + spatial]);
+            new_pads.push_back(std::move(cp));
         }
         if (!ok) continue;
-        const size_t spatial = rank - 2;
+        size_t reader = 0;
         for (const Use& u : uses.of(y)) {
             Node& c = g.nodes()[u.node];
-            std::vector<int64_t> cp = c.get_ints("pads", std::vector<int64_t>(2 * spatial, 0));
-            if (cp.size() != 2 * spatial) {
-                ok = false;
-                break;
-            }
-            for (size_t k = 0; k < spatial; ++k) {
-                cp[k] += begin[k + 2];
-                cp[k + spatial] += end[k + 2];
-            }
-            c.attributes.insert_or_assign("pads", cp);
+            c.attributes.insert_or_assign("pads", new_pads[reader++]);
             c.inputs[0] = pad.inputs[0];
             note_fused(c, pad);
         }
@@ -234,12 +239,13 @@ size_t fuse_residual(Graph& g) {
     std::vector<char> dead(g.nodes().size(), 0), changed(g.nodes().size(), 0);
     for (size_t i = 0; i < g.nodes().size(); ++i) {
         const Node& add = g.nodes()[i];
-        if (add.op_type != "Add" || !add.domain.empty() || add.inputs.size() != 2 || has_fusion(add))
+        if (add.op_type != "Add" || !add.domain.empty() || add.inputs.size() != 2 || has_fusion(add) ||
+            add.outputs.empty() || add.outputs[0] == no_value)
             continue;
-        const Value& out = g.value(add.outputs.at(0));
+        const Value& out = g.value(add.outputs[0]);
         for (size_t side = 0; side < 2; ++side) {
             const ValueId x = add.inputs[side], other = add.inputs[1 - side];
-            if (x == other || prod[x] < 0 || !uses.single(x)) continue;
+            if (x == no_value || other == no_value || x == other || prod[x] < 0 || !uses.single(x)) continue;
             const size_t ci = static_cast<size_t>(prod[x]);
             if (dead[ci] || changed[ci]) continue;
             Node& conv = g.nodes()[ci];
@@ -288,7 +294,9 @@ bool takes_activation(const Node& n, const Graph& g) {
 
 // The activation `n` computes as an ops::Activation (kind, alpha, beta), or false.
 bool activation_of(const Graph& g, const Node& n, std::string& kind, float& alpha, float& beta) {
-    if (!n.domain.empty() || n.inputs.empty() || !is_float(g.value(n.inputs[0]).dtype)) return false;
+    if (!n.domain.empty() || n.inputs.empty() || n.inputs[0] == no_value || n.outputs.empty() ||
+        !is_float(g.value(n.inputs[0]).dtype))
+        return false;
     const std::string& op = n.op_type;
     alpha = beta = 0.f;
     if (op == "Relu" || op == "Sigmoid" || op == "HardSwish" || op == "Tanh" || op == "Mish") {

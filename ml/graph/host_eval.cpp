@@ -24,6 +24,31 @@ bool is_float(DType d) {
     return d == DType::f32 || d == DType::f16;
 }
 
+// A double as an int64, saturating (NaN: 0): a C cast of an out-of-range double is undefined.
+int64_t to_int(double v) {
+    if (std::isnan(v)) return 0;
+    if (v >= 9223372036854775807.0) return std::numeric_limits<int64_t>::max();
+    if (v <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
+    return static_cast<int64_t>(v);
+}
+
+// Integer arithmetic wraps around in two's complement, as ONNX Runtime's and numpy's int64 do; a
+// signed overflow in C++ is undefined, so it is computed unsigned.
+int64_t wrap_add(int64_t a, int64_t b) {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+int64_t wrap_sub(int64_t a, int64_t b) {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+int64_t wrap_mul(int64_t a, int64_t b) {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+int64_t wrap_div(int64_t a, int64_t b) {
+    if (b == 0) return 0; // truncation, as the ONNX reference's astype
+    if (b == -1) return wrap_sub(0, a);
+    return a / b;
+}
+
 // A host tensor: floats as doubles, integers and bools as int64.
 struct Array {
     DType dtype = DType::f32;
@@ -34,13 +59,59 @@ struct Array {
     bool floating() const { return is_float(dtype); }
     size_t size() const { return floating() ? f.size() : i.size(); }
     double get_f(size_t k) const { return floating() ? f[k] : static_cast<double>(i[k]); }
-    int64_t get_i(size_t k) const { return floating() ? static_cast<int64_t>(f[k]) : i[k]; }
+    int64_t get_i(size_t k) const { return floating() ? to_int(f[k]) : i[k]; }
 };
 
-int64_t count(const std::vector<int64_t>& dims) {
+std::string dims_text(const std::vector<int64_t>& dims) {
+    std::string s = "[";
+    for (size_t k = 0; k < dims.size(); ++k) s += (k ? "," : "") + std::to_string(dims[k]);
+    return s + "]";
+}
+
+// The element count of `dims`: a negative dimension or a product past 64 bits is an error.
+int64_t product(const std::vector<int64_t>& dims) {
+    for (int64_t d : dims)
+        if (d < 0)
+            throw Error(ErrorCode::InvalidArgument, "shape " + dims_text(dims) + " has a negative dimension");
+    for (int64_t d : dims)
+        if (d == 0) return 0;
     int64_t n = 1;
-    for (int64_t d : dims) n *= d;
+    for (int64_t d : dims)
+        if (__builtin_mul_overflow(n, d, &n))
+            throw Error(ErrorCode::InvalidArgument,
+                        "shape " + dims_text(dims) + " has more elements than 64 bits count");
     return n;
+}
+
+// The cap of the host_evaluate call in progress on this thread (its max_elements).
+thread_local int64_t max_elements_now = host_max_elements;
+
+// product(), and no more than the cap: every tensor and index list the evaluator allocates is
+// sized through here, so a model cannot make it allocate what its shapes ask for.
+int64_t count(const std::vector<int64_t>& dims) {
+    const int64_t n = product(dims);
+    if (n > max_elements_now)
+        throw Error(ErrorCode::Unsupported,
+                    "shape " + dims_text(dims) + " has " + std::to_string(n) + " elements, more than the " +
+                        std::to_string(max_elements_now) + " vkml computes on the host");
+    return n;
+}
+
+// How many of from, from + step, from + 2 step, ... lie before `to` (step > 0: below it, step < 0:
+// above it), computed without overflow for any int64 values (step != 0).
+uint64_t steps_between(int64_t from, int64_t to, int64_t step) {
+    if (step > 0 ? to <= from : to >= from) return 0;
+    const uint64_t distance = step > 0 ? static_cast<uint64_t>(to) - static_cast<uint64_t>(from)
+                                       : static_cast<uint64_t>(from) - static_cast<uint64_t>(to);
+    const uint64_t magnitude = step > 0 ? static_cast<uint64_t>(step) : 0 - static_cast<uint64_t>(step);
+    return (distance - 1) / magnitude + 1;
+}
+
+int64_t checked_add(int64_t a, int64_t b) {
+    int64_t r = 0;
+    if (__builtin_add_overflow(a, b, &r))
+        throw Error(ErrorCode::InvalidArgument, "a dimension sum overflows 64 bits");
+    return r;
 }
 
 std::vector<int64_t> strides_of(const std::vector<int64_t>& dims) {
@@ -180,7 +251,7 @@ double py_mod(double a, double b) {
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 int64_t py_mod(int64_t a, int64_t b) {
-    if (b == 0) return 0;
+    if (b == 0 || b == -1) return 0; // INT64_MIN % -1 is undefined in C++
     const int64_t r = a % b;
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
@@ -207,9 +278,9 @@ Array unary(const std::string& op, const Array& x) {
     if (!x.floating()) {
         for (int64_t& v : r.i) {
             if (op == "Neg")
-                v = -v;
+                v = wrap_sub(0, v);
             else if (op == "Abs")
-                v = v < 0 ? -v : v;
+                v = v < 0 ? wrap_sub(0, v) : v;
             else if (op == "Sign")
                 v = (v > 0) - (v < 0);
             else if (op == "Relu")
@@ -294,22 +365,22 @@ Array binary(const std::string& op, const Array& a, const Array& b, const Node& 
             if (r.floating())
                 r.f[k] = v;
             else
-                r.i[k] = compare ? static_cast<int64_t>(v) : static_cast<int64_t>(std::trunc(v));
+                r.i[k] = compare ? static_cast<int64_t>(v) : to_int(std::trunc(v));
         } else {
             const int64_t x = a.i[ia[k]], y = b.i[ib[k]];
             int64_t v = 0;
             if (op == "Add")
-                v = x + y;
+                v = wrap_add(x, y);
             else if (op == "Sub")
-                v = x - y;
+                v = wrap_sub(x, y);
             else if (op == "Mul")
-                v = x * y;
+                v = wrap_mul(x, y);
             else if (op == "Div")
-                v = y == 0 ? 0 : x / y; // truncation, as the ONNX reference's astype
+                v = wrap_div(x, y);
             else if (op == "Pow")
-                v = static_cast<int64_t>(std::pow(static_cast<double>(x), static_cast<double>(y)));
+                v = to_int(std::pow(static_cast<double>(x), static_cast<double>(y)));
             else if (op == "Mod")
-                v = fmod ? (y == 0 ? 0 : x % y) : py_mod(x, y);
+                v = fmod ? (y == 0 || y == -1 ? 0 : x % y) : py_mod(x, y);
             else if (op == "Equal")
                 v = x == y;
             else if (op == "Less")
@@ -375,7 +446,7 @@ Array reduce(const std::string& op, const Array& x, std::vector<int64_t> axes, c
         if (r.floating())
             r.f[k] = v;
         else
-            r.i[k] = static_cast<int64_t>(v);
+            r.i[k] = to_int(v);
     }
     return r;
 }
@@ -412,8 +483,13 @@ bool host_evaluable(const Node& node) {
 
 std::vector<TensorData> host_evaluate(const Graph& g, const Node& n,
                                       const std::vector<const TensorData*>& inputs,
-                                      const std::vector<std::vector<int64_t>>& shapes) {
+                                      const std::vector<std::vector<int64_t>>& shapes, int64_t max_elements) {
     const std::string& op = n.op_type;
+    struct Cap { // max_elements for this call, the previous cap back afterwards
+        int64_t saved = max_elements_now;
+        explicit Cap(int64_t m) { max_elements_now = m; }
+        ~Cap() { max_elements_now = saved; }
+    } cap(max_elements);
     if (op == "Shape") {
         const auto& s = shapes.at(0);
         const int64_t r = static_cast<int64_t>(s.size());
@@ -426,7 +502,12 @@ std::vector<TensorData> host_evaluate(const Graph& g, const Node& n,
         return {TensorData::from_int64s({static_cast<int64_t>(v.size())}, v)};
     }
     if (op == "Size") {
-        const int64_t v = count(shapes.at(0));
+        int64_t v = 0;
+        try {
+            v = product(shapes.at(0));
+        } catch (const Error& e) {
+            g.fail(n, e.what());
+        }
         return {TensorData::from_int64s({}, std::span<const int64_t>(&v, 1))};
     }
     std::vector<Array> arrays(inputs.size());
@@ -469,16 +550,16 @@ std::vector<TensorData> host_evaluate(const Graph& g, const Node& n,
                     if (next.floating())
                         next.f[e] = v;
                     else
-                        next.i[e] = op == "Max"   ? std::max(r.i[ia[e]], b.i[ib[e]])
-                                    : op == "Min" ? std::min(r.i[ia[e]], b.i[ib[e]])
-                                                  : r.i[ia[e]] + b.i[ib[e]];
+                        next.i[e] = op == "Max"   ? std::max(r.get_i(ia[e]), b.get_i(ib[e]))
+                                    : op == "Min" ? std::min(r.get_i(ia[e]), b.get_i(ib[e]))
+                                                  : wrap_add(r.get_i(ia[e]), b.get_i(ib[e]));
                 }
                 r = std::move(next);
             }
             if (op == "Mean") {
                 const double k = static_cast<double>(in.size());
                 for (double& v : r.f) v /= k;
-                for (int64_t& v : r.i) v = static_cast<int64_t>(static_cast<double>(v) / k);
+                for (int64_t& v : r.i) v = to_int(static_cast<double>(v) / k);
             }
         } else if (op == "Cast") {
             r = convert(input(0), detail::onnx_type(n.get_int("to", 1), g, n));
@@ -504,11 +585,15 @@ std::vector<TensorData> host_evaluate(const Graph& g, const Node& n,
             for (size_t k = 0; k < in.size(); ++k) {
                 const Array& a = input(k);
                 if (a.dims.size() != dims.size()) g.fail(n, "inputs of different ranks");
-                dims[axis] += a.dims[axis];
+                for (size_t d = 0; d < dims.size(); ++d)
+                    if (d != axis && a.dims[d] != dims[d])
+                        g.fail(n, "input " + std::to_string(k) + " is " + dims_text(a.dims) +
+                                      ", which does not fit " + dims_text(first.dims) + " beside axis " +
+                                      std::to_string(axis));
+                dims[axis] = checked_add(dims[axis], a.dims[axis]);
             }
             r = make(first.dtype, dims);
-            int64_t outer = 1;
-            for (size_t k = 0; k < axis; ++k) outer *= dims[k];
+            const int64_t outer = product({dims.begin(), dims.begin() + static_cast<long>(axis)});
             size_t pos = 0;
             for (int64_t o = 0; o < outer; ++o)
                 for (size_t k = 0; k < in.size(); ++k) {
@@ -530,9 +615,9 @@ std::vector<TensorData> host_evaluate(const Graph& g, const Node& n,
             std::vector<int64_t> dims(x.dims.begin(), x.dims.begin() + static_cast<long>(axis));
             dims.insert(dims.end(), idx_dims.begin(), idx_dims.end());
             dims.insert(dims.end(), x.dims.begin() + static_cast<long>(axis) + 1, x.dims.end());
-            int64_t outer = 1, inner = 1;
-            for (size_t k = 0; k < axis; ++k) outer *= x.dims[k];
-            for (size_t k = axis + 1; k < x.dims.size(); ++k) inner *= x.dims[k];
+            (void)count(dims); // before the index list below grows to that size
+            const int64_t outer = product({x.dims.begin(), x.dims.begin() + static_cast<long>(axis)});
+            const int64_t inner = product({x.dims.begin() + static_cast<long>(axis) + 1, x.dims.end()});
             const int64_t len = x.dims[axis];
             std::vector<size_t> src;
             for (int64_t o = 0; o < outer; ++o)
@@ -573,11 +658,11 @@ std::vector<TensorData> host_evaluate(const Graph& g, const Node& n,
                 if (s > 0) {
                     b = std::clamp<int64_t>(b, 0, len);
                     e = std::clamp<int64_t>(e, 0, len);
-                    dims[a] = e > b ? (e - b + s - 1) / s : 0;
+                    dims[a] = static_cast<int64_t>(steps_between(b, e, s));
                 } else {
                     b = std::clamp<int64_t>(b, 0, len - 1);
                     e = std::clamp<int64_t>(e, -1, len - 1);
-                    dims[a] = b > e ? (b - e - s - 1) / (-s) : 0;
+                    dims[a] = static_cast<int64_t>(steps_between(b, e, s));
                 }
                 begin[a] = b;
                 step[a] = s;
@@ -604,7 +689,14 @@ std::vector<TensorData> host_evaluate(const Graph& g, const Node& n,
                 for (size_t k = 0; k < rank; ++k) perm.push_back(static_cast<int64_t>(rank - 1 - k));
             if (perm.size() != rank) g.fail(n, "perm does not match the input's rank");
             std::vector<int64_t> dims(rank);
-            for (size_t k = 0; k < rank; ++k) dims[k] = x.dims[axis_of(perm[k], rank, g, n)];
+            std::vector<char> seen(rank, 0);
+            for (size_t k = 0; k < rank; ++k) {
+                const size_t axis = axis_of(perm[k], rank, g, n);
+                if (seen[axis]) g.fail(n, "perm names axis " + std::to_string(axis) + " twice");
+                seen[axis] = 1;
+                perm[k] = static_cast<int64_t>(axis);
+                dims[k] = x.dims[axis];
+            }
             const auto xs = strides_of(x.dims);
             std::vector<size_t> src(static_cast<size_t>(count(dims)));
             std::vector<int64_t> pos(rank, 0);
@@ -628,7 +720,12 @@ std::vector<TensorData> host_evaluate(const Graph& g, const Node& n,
             const auto reps = ints(1);
             if (reps.size() != x.dims.size()) g.fail(n, "repeats do not match the input's rank");
             std::vector<int64_t> dims = x.dims;
-            for (size_t k = 0; k < dims.size(); ++k) dims[k] *= reps[k];
+            for (size_t k = 0; k < dims.size(); ++k) {
+                if (reps[k] < 0) g.fail(n, "repeats " + dims_text(reps) + " has a negative value");
+                if (__builtin_mul_overflow(dims[k], reps[k], &dims[k]))
+                    g.fail(n,
+                           "repeats " + dims_text(reps) + " of " + dims_text(x.dims) + " overflow 64 bits");
+            }
             const auto xs = strides_of(x.dims);
             std::vector<size_t> src(static_cast<size_t>(count(dims)));
             std::vector<int64_t> pos(dims.size(), 0);
@@ -650,28 +747,41 @@ std::vector<TensorData> host_evaluate(const Graph& g, const Node& n,
                        iy = broadcast_index(y.dims, dims);
             r = make(x.dtype, dims);
             for (size_t e = 0; e < ic.size(); ++e) {
-                const bool take_x = c.i[ic[e]] != 0;
+                const bool take_x = c.get_f(ic[e]) != 0;
                 if (r.floating())
-                    r.f[e] = take_x ? x.f[ix[e]] : y.f[iy[e]];
+                    r.f[e] = take_x ? x.get_f(ix[e]) : y.get_f(iy[e]);
                 else
-                    r.i[e] = take_x ? x.i[ix[e]] : y.i[iy[e]];
+                    r.i[e] = take_x ? x.get_i(ix[e]) : y.get_i(iy[e]);
             }
         } else if (op == "Range") {
             const Array &s = input(0), &l = input(1), &d = input(2);
+            if (s.size() != 1 || l.size() != 1 || d.size() != 1)
+                g.fail(n, "start, limit and delta must be scalars");
             if (s.floating()) {
-                const double start = s.f.at(0), limit = l.f.at(0), delta = d.f.at(0);
+                const double start = s.get_f(0), limit = l.get_f(0), delta = d.get_f(0);
                 if (delta == 0) g.fail(n, "delta is 0");
-                const auto k = static_cast<int64_t>(std::max(std::ceil((limit - start) / delta), 0.0));
-                r = make(s.dtype, {k});
-                for (int64_t e = 0; e < k; ++e)
-                    r.f[static_cast<size_t>(e)] = start + static_cast<double>(e) * delta;
+                const double k = std::max(std::ceil((limit - start) / delta), 0.0);
+                if (!(k <= static_cast<double>(max_elements_now)))
+                    g.fail(n,
+                           "from " + std::to_string(start) + " to " + std::to_string(limit) + " by " +
+                               std::to_string(delta) + " is more than " + std::to_string(max_elements_now) +
+                               " elements",
+                           ErrorCode::Unsupported);
+                r = make(s.dtype, {static_cast<int64_t>(k)});
+                for (size_t e = 0; e < r.f.size(); ++e) r.f[e] = start + static_cast<double>(e) * delta;
             } else {
-                const int64_t start = s.i.at(0), limit = l.i.at(0), delta = d.i.at(0);
+                const int64_t start = s.get_i(0), limit = l.get_i(0), delta = d.get_i(0);
                 if (delta == 0) g.fail(n, "delta is 0");
-                const int64_t k =
-                    std::max<int64_t>((limit - start + delta - (delta > 0 ? 1 : -1)) / delta, 0);
-                r = make(s.dtype, {k});
-                for (int64_t e = 0; e < k; ++e) r.i[static_cast<size_t>(e)] = start + e * delta;
+                const uint64_t k = steps_between(start, limit, delta);
+                if (k > static_cast<uint64_t>(max_elements_now))
+                    g.fail(n,
+                           "from " + std::to_string(start) + " to " + std::to_string(limit) + " by " +
+                               std::to_string(delta) + " is more than " + std::to_string(max_elements_now) +
+                               " elements",
+                           ErrorCode::Unsupported);
+                r = make(s.dtype, {static_cast<int64_t>(k)});
+                for (size_t e = 0; e < r.i.size(); ++e)
+                    r.i[e] = wrap_add(start, wrap_mul(static_cast<int64_t>(e), delta));
             }
         } else if (op == "ConstantOfShape") {
             const auto dims = ints(0);
@@ -728,7 +838,7 @@ std::vector<TensorData> host_evaluate(const Graph& g, const Node& n,
         }
     } catch (const Error& e) {
         const std::string what = e.what();
-        if (what.find(n.name) != std::string::npos) throw;
+        if (what.find(n.describe()) != std::string::npos) throw;
         g.fail(n, "host evaluation: " + what, e.code());
     }
     std::vector<TensorData> out;

@@ -23,10 +23,54 @@ gpu::Shape to_gpu(const Graph& g, const Value& v) {
     if (sizes->size() > gpu::max_rank)
         g.fail("value '" + v.name + "' has rank " + std::to_string(sizes->size()) + "; vkml supports up to 6",
                ErrorCode::Unsupported);
-    return gpu::Shape(std::span<const int64_t>(*sizes));
+    try {
+        return gpu::Shape(std::span<const int64_t>(*sizes));
+    } catch (const Error& e) { // e.g. dimensions whose product passes 64 bits: name the file and value
+        g.fail("value '" + v.name + "': " + e.what());
+    }
+}
+
+// Evaluates node `n` on the host and makes its outputs constants.
+void fold_node(Graph& g, const Node& n, int64_t max_elements) {
+    std::vector<const TensorData*> data;
+    std::vector<std::vector<int64_t>> shapes;
+    for (ValueId v : n.inputs) {
+        data.push_back(v == no_value ? nullptr : g.value(v).data.get());
+        std::vector<int64_t> s;
+        if (v != no_value) {
+            const gpu::Shape gs = to_gpu(g, g.value(v));
+            s.assign(gs.dims().begin(), gs.dims().end());
+        }
+        shapes.push_back(std::move(s));
+    }
+    std::vector<TensorData> out = host_evaluate(g, n, data, shapes, max_elements);
+    for (size_t k = 0; k < n.outputs.size() && k < out.size(); ++k)
+        if (n.outputs[k] != no_value) g.set_constant(n.outputs[k], std::move(out[k]));
 }
 
 } // namespace
+
+size_t fold_constants(Graph& g, int64_t max_elements) {
+    g.sort_topologically();
+    std::vector<char> folded(g.nodes().size(), 0);
+    size_t count = 0;
+    for (size_t i = 0; i < g.nodes().size(); ++i) {
+        const Node& n = g.nodes()[i];
+        if (!host_evaluable(n)) continue;
+        bool all_constant = true;
+        for (ValueId v : n.inputs)
+            if (v != no_value && !g.value(v).is_constant()) all_constant = false;
+        if (!all_constant) continue;
+        fold_node(g, n, max_elements);
+        folded[i] = 1;
+        ++count;
+    }
+    std::vector<Node> kept;
+    for (size_t i = 0; i < g.nodes().size(); ++i)
+        if (!folded[i]) kept.push_back(std::move(g.nodes()[i]));
+    g.nodes() = std::move(kept);
+    return count;
+}
 
 size_t prune(Graph& g) {
     std::vector<char> needed(g.value_count(), 0);
@@ -141,20 +185,7 @@ InferStats infer_and_fold(Graph& g, gpu::Device& device, const FloatPolicy& floa
             if (v != no_value && !g.value(v).is_constant()) all_constant = false;
         const bool shape_only = (n.op_type == "Shape" || n.op_type == "Size") && n.domain.empty();
         if (host_evaluable(n) && (all_constant || shape_only)) {
-            std::vector<const TensorData*> data;
-            std::vector<std::vector<int64_t>> shapes;
-            for (ValueId v : n.inputs) {
-                data.push_back(v == no_value ? nullptr : g.value(v).data.get());
-                std::vector<int64_t> s;
-                if (v != no_value) {
-                    const gpu::Shape gs = to_gpu(g, g.value(v));
-                    s.assign(gs.dims().begin(), gs.dims().end());
-                }
-                shapes.push_back(std::move(s));
-            }
-            std::vector<TensorData> out = host_evaluate(g, n, data, shapes);
-            for (size_t k = 0; k < n.outputs.size() && k < out.size(); ++k)
-                if (n.outputs[k] != no_value) g.set_constant(n.outputs[k], std::move(out[k]));
+            fold_node(g, n, host_max_elements);
             folded[i] = 1;
             ++stats.folded;
             continue;

@@ -51,7 +51,20 @@ std::filesystem::path resolve_beside(const std::filesystem::path& dir, const std
         fail(referrer, "refers to the absolute path '" + name + "'; only paths beside the model are read");
     for (const auto& part : rel)
         if (part == "..") fail(referrer, "refers to '" + name + "', outside the model's directory");
-    return dir / rel;
+    // A symbolic link inside the directory may still lead out of it (a model archive can carry
+    // one to ~/.ssh/id_rsa): the resolved path must stay inside the resolved directory.
+    const std::filesystem::path path = dir / rel;
+    std::error_code ec, ec_dir;
+    const auto real = std::filesystem::weakly_canonical(path, ec);
+    const auto real_dir = std::filesystem::weakly_canonical(dir.empty() ? "." : dir, ec_dir);
+    if (!ec && !ec_dir) {
+        auto d = real_dir.begin(), p = real.begin();
+        for (; d != real_dir.end() && !d->empty(); ++d, ++p)
+            if (p == real.end() || *p != *d)
+                fail(referrer, "refers to '" + name + "', which is a link to '" + real.string() +
+                                   "', outside the model's directory; copy the file beside the model");
+    }
+    return path;
 }
 
 } // namespace vkml::import

@@ -25,8 +25,9 @@ std::vector<std::byte> read_file_range(const std::filesystem::path& path, uint64
                                        const std::string& referrer);
 
 // Resolves a file name found inside a model (external data, weight shards) against the model's
-// directory. Absolute names and names with ".." are refused: a model must not make vkml read
-// files outside its own directory.
+// directory. Absolute names, names with ".." and names that resolve through a symbolic link to a
+// file outside the directory are refused: a model must not make vkml read files outside its own
+// directory.
 std::filesystem::path resolve_beside(const std::filesystem::path& dir, const std::string& name,
                                      const std::string& referrer);
 

@@ -41,6 +41,11 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& sourc
         // "[json.exception.parse_error.101] parse error at line 3, column 5: ..." -> "line 3, column 5: ..."
         if (auto p = what.find("parse error at "); p != std::string::npos) what = what.substr(p + 15);
         fail(source, "invalid JSON: " + what);
+    } catch (const nlohmann::json::exception& e) {
+        // The parser's other errors, e.g. out_of_range for a number past a double ("1e999").
+        std::string what = e.what();
+        if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+        fail(source, "invalid JSON: " + what);
     }
 }
 

@@ -83,11 +83,12 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
         fail(op, "group",
              std::to_string(desc.group) + " does not divide the weight's " + std::to_string(m) +
                  " output channels");
-    if (desc.weight.shape[1] * desc.group != g.c)
+    if (desc.weight.shape[1] != g.c / desc.group) // g.c % group == 0 was checked above
         fail(op, "weight",
              "channel mismatch: weight " + desc.weight.shape.str() + " with group " +
-                 std::to_string(desc.group) + " takes " + std::to_string(desc.weight.shape[1] * desc.group) +
-                 " input channels, the input " + desc.input.shape.str() + " has " + std::to_string(g.c));
+                 std::to_string(desc.group) + " takes " + std::to_string(desc.weight.shape[1]) +
+                 " input channels per group, the input " + desc.input.shape.str() + " has " +
+                 std::to_string(g.c / desc.group));
     if (desc.bias) {
         detail::conv::require_dtype(op, "bias", *desc.bias, desc.input);
         if (desc.bias->shape != Shape{m})

@@ -1,6 +1,7 @@
 #include "conv_common.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cstdlib>
 
 #include "vkml/gpu/device.hpp"
@@ -21,9 +22,14 @@ std::vector<int64_t> axis_attr(const char* op, const char* field, const std::vec
     if (values.size() != count)
         fail(op, field,
              "expected " + std::to_string(count) + " values, got " + std::to_string(values.size()));
-    for (int64_t v : values)
+    for (int64_t v : values) {
         if (v < min)
             fail(op, field, "value " + std::to_string(v) + " is below the minimum " + std::to_string(min));
+        // 32-bit, as the kernels' sizes and offsets are; this also keeps the output-size arithmetic
+        // (dilated kernel extents, padded sizes) far from 64-bit overflow.
+        if (v > INT32_MAX)
+            fail(op, field, "value " + std::to_string(v) + " exceeds the kernels' 32-bit range");
+    }
     return values;
 }
 

@@ -20,12 +20,15 @@ struct AxisOut {
 // stride * (in - 1) + output_padding + dilated kernel.
 AxisOut transpose_axis(detail::conv::AutoPad mode, int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb,
                        int64_t pe, int64_t out_pad, int64_t requested, const char* axis) {
-    const int64_t full = s * (in - 1) + out_pad + (k - 1) * d + 1;
+    // Checked: stride and input size are each 32-bit, so their product alone can reach 2^63.
+    auto add = [](int64_t a, int64_t b) { return detail::add_dims(op_name, "strides", a, b); };
+    auto mul = [](int64_t a, int64_t b) { return detail::mul_dims(op_name, "strides", a, b); };
+    const int64_t full = add(add(mul(s, in - 1), out_pad), (k - 1) * d + 1);
     AxisOut r{};
     if (requested > 0 || mode == detail::conv::AutoPad::SameUpper ||
         mode == detail::conv::AutoPad::SameLower) {
         // Pads follow from the wanted size: an explicit output_shape, else input * stride.
-        r.out = requested > 0 ? requested : in * s;
+        r.out = requested > 0 ? requested : mul(in, s);
         const int64_t total = full - r.out;
         // ONNX: SAME_UPPER puts the odd pad at the end; every other mode at the beginning. Halves
         // round down as in ONNX's reference (Python's //), which matters for a negative total
@@ -67,7 +70,7 @@ std::unique_ptr<ConvTranspose> ConvTranspose::create(gpu::Device& device, const 
              "channel mismatch: weight " + desc.weight.shape.str() + " is for " +
                  std::to_string(desc.weight.shape[0]) + " input channels, the input " +
                  desc.input.shape.str() + " has " + std::to_string(g.c));
-    const int64_t m = desc.weight.shape[1] * desc.group;
+    const int64_t m = detail::mul_dims(op, "group", desc.weight.shape[1], desc.group);
     if (desc.bias) {
         detail::conv::require_dtype(op, "bias", *desc.bias, desc.input);
         if (desc.bias->shape != Shape{m})

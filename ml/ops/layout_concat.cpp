@@ -30,15 +30,16 @@ std::unique_ptr<Concat> Concat::create(gpu::Device& device, const ConcatDesc& de
             fail("Concat", field,
                  in.shape.str() + " does not match inputs[0] " + first.shape.str() + " outside axis " +
                      std::to_string(a));
-        total += in.shape[a];
+        total = detail::add_dims("Concat", field, total, in.shape[a]);
     }
-    Shape out = first.shape;
-    out[a] = total;
+    std::vector<int64_t> dims(first.shape.dims().begin(), first.shape.dims().end());
+    dims[a] = total;
+    const Shape out = detail::shape_of("Concat", "inputs", dims); // checks the new dimensions' product
+    if (out.elements() > int64_t(UINT32_MAX) / int64_t(detail::layout_words(first.dtype)))
+        fail("Concat", "output", "has more elements than 32-bit indices reach");
     int64_t outer = 1, inner = detail::layout_words(first.dtype);
     for (size_t d = 0; d < a; ++d) outer *= out[d];
     for (size_t d = a + 1; d < r; ++d) inner *= out[d];
-    if (out.elements() * int64_t(detail::layout_words(first.dtype)) > int64_t(UINT32_MAX))
-        fail("Concat", "output", "has more elements than 32-bit indices reach");
 
     auto op = std::unique_ptr<Concat>(new Concat(device));
     op->pipeline_ = &device.pipeline(

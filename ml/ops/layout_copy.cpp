@@ -45,8 +45,8 @@ LayoutCopyPlan make_layout_copy(gpu::Device& device, const char* op, DType dtype
     LayoutStridedView v = view;
     if (dtype == DType::i64) {
         // An i64 element is two words: scale every stride and add the word as the innermost dim.
-        for (int64_t& s : v.strides) s *= 2;
-        v.base *= 2;
+        for (int64_t& s : v.strides) s = mul_dims(op, "input", s, 2);
+        v.base = mul_dims(op, "input", v.base, 2);
         v.add(2, 1);
     }
     // Merge dims the view walks contiguously and drop size-1 dims, so the kernel's loop is short.
@@ -56,7 +56,7 @@ LayoutCopyPlan make_layout_copy(gpu::Device& device, const char* op, DType dtype
         const int64_t d = v.dims[k], s = v.strides[k], mod = v.mods[k];
         if (d == 1) continue;
         if (!m.dims.empty() && m.mods.back() == m.dims.back() && mod == d && m.strides.back() == s * d) {
-            m.dims.back() *= d;
+            m.dims.back() = mul_dims(op, "output", m.dims.back(), d);
             m.mods.back() = m.dims.back();
             m.strides.back() = s;
         } else {
@@ -64,15 +64,19 @@ LayoutCopyPlan make_layout_copy(gpu::Device& device, const char* op, DType dtype
         }
     }
     LayoutCopyPlan plan;
+    for (int64_t d : m.dims)
+        if (d == 0) return plan; // an empty output: nothing to dispatch
     int64_t count = 1;
-    for (int64_t d : m.dims) count *= d;
-    if (count == 0) return plan; // an empty output: nothing to dispatch
+    for (int64_t d : m.dims)
+        if (__builtin_mul_overflow(count, d, &count) || count > int64_t(UINT32_MAX))
+            fail(op, "output", "has more elements than 32-bit indices reach");
     int64_t lo = m.base, hi = m.base;
     for (size_t k = 0; k < m.dims.size(); ++k) {
-        const int64_t reach = (std::min(m.dims[k], m.mods[k]) - 1) * m.strides[k];
-        (reach < 0 ? lo : hi) += reach;
+        int64_t reach = 0;
+        if (__builtin_mul_overflow(std::min(m.dims[k], m.mods[k]) - 1, m.strides[k], &reach) ||
+            __builtin_add_overflow(reach < 0 ? lo : hi, reach, reach < 0 ? &lo : &hi))
+            fail(op, "input", "offsets do not fit the 32-bit indices vkml's kernels use");
     }
-    if (count > int64_t(UINT32_MAX)) fail(op, "output", "has more elements than 32-bit indices reach");
     if (lo < 0 || hi > int64_t(INT32_MAX))
         fail(op, "input", "offsets do not fit the 32-bit indices vkml's kernels use");
     if (m.dims.size() > 8) unsupported(op, "the view needs more than 8 dimensions after merging");
@@ -184,9 +188,12 @@ std::unique_ptr<Slice> Slice::create(gpu::Device& device, const SliceDesc& desc)
         if (seen[a])
             fail("Slice", "axes", detail::layout_list(desc.axes) + " repeats axis " + std::to_string(a));
         seen[a] = true;
-        const int64_t s = desc.steps.empty() ? 1 : desc.steps[i];
+        int64_t s = desc.steps.empty() ? 1 : desc.steps[i];
         if (s == 0) fail("Slice", "steps", "must not be 0");
         const int64_t dim = in[a];
+        // A step as long as the axis takes one element, as any longer one does: clamped, so that
+        // huge steps (INT64_MIN included) cannot overflow the count or the stride below.
+        s = std::clamp<int64_t>(s, -std::max<int64_t>(dim, 1), std::max<int64_t>(dim, 1));
         step[a] = s;
         if (dim == 0) continue; // stays empty
         int64_t b = desc.starts[i], e = desc.ends[i];
@@ -257,7 +264,7 @@ std::unique_ptr<Tile> Tile::create(gpu::Device& device, const TileDesc& desc) {
     for (size_t i = 0; i < in.rank(); ++i) {
         if (desc.repeats[i] < 0)
             fail("Tile", "repeats", detail::layout_list(desc.repeats) + " has a negative value");
-        out.push_back(in[i] * desc.repeats[i]);
+        out.push_back(detail::mul_dims("Tile", "repeats", in[i], desc.repeats[i]));
         // Output coordinate o reads input coordinate o mod in[i].
         v.add(out.back(), strides[i], std::max<int64_t>(in[i], 1));
     }
@@ -341,6 +348,7 @@ std::unique_ptr<DepthToSpace> DepthToSpace::create(gpu::Device& device, const De
     if (!dcr && desc.mode != "CRD") fail("DepthToSpace", "mode", "'" + desc.mode + "' is not DCR or CRD");
     const Shape& in = desc.input.shape;
     const int64_t n = in[0], c = in[1], h = in[2], w = in[3];
+    if (b > 65536) fail("DepthToSpace", "blocksize", std::to_string(b) + " is larger than 65536");
     if (c % (b * b) != 0)
         fail("DepthToSpace", "blocksize",
              "channels " + std::to_string(c) +
@@ -348,18 +356,20 @@ std::unique_ptr<DepthToSpace> DepthToSpace::create(gpu::Device& device, const De
     const int64_t oc = c / (b * b);
     // The output viewed as [N, C', H, b1, W, b2]; DCR reads channel (b1 * b + b2) * C' + c',
     // CRD reads channel c' * b² + b1 * b + b2.
-    const int64_t hw = h * w;
+    // Checked: a zero dimension lets the others be huge without the input's count overflowing.
+    auto mul = [](int64_t x, int64_t y) { return detail::mul_dims("DepthToSpace", "input", x, y); };
+    const int64_t hw = mul(h, w), bb = b * b;
     LayoutStridedView v;
-    v.add(n, c * hw);
-    v.add(oc, dcr ? hw : b * b * hw);
+    v.add(n, mul(c, hw));
+    v.add(oc, dcr ? hw : mul(bb, hw));
     v.add(h, w);
-    v.add(b, dcr ? b * oc * hw : b * hw);
+    v.add(b, dcr ? mul(b, mul(oc, hw)) : mul(b, hw));
     v.add(w, 1);
-    v.add(b, dcr ? oc * hw : hw);
+    v.add(b, dcr ? mul(oc, hw) : hw);
     auto op = std::unique_ptr<DepthToSpace>(new DepthToSpace(device));
     op->plan_ = detail::make_layout_copy(device, "DepthToSpace", desc.input.dtype, v);
     op->inputs_ = {desc.input};
-    op->outputs_ = {{Shape{n, oc, h * b, w * b}, desc.input.dtype}};
+    op->outputs_ = {{Shape{n, oc, mul(h, b), mul(w, b)}, desc.input.dtype}};
     return op;
 }
 
@@ -372,6 +382,7 @@ std::unique_ptr<SpaceToDepth> SpaceToDepth::create(gpu::Device& device, const Sp
     detail::require_rank("SpaceToDepth", "input", desc.input, 4);
     const int64_t b = desc.blocksize;
     if (b <= 0) fail("SpaceToDepth", "blocksize", "must be positive, is " + std::to_string(b));
+    if (b > 65536) fail("SpaceToDepth", "blocksize", std::to_string(b) + " is larger than 65536");
     const Shape& in = desc.input.shape;
     const int64_t n = in[0], c = in[1], h = in[2], w = in[3];
     if (h % b != 0 || w % b != 0)
@@ -380,17 +391,18 @@ std::unique_ptr<SpaceToDepth> SpaceToDepth::create(gpu::Device& device, const Sp
                  std::to_string(b));
     // The output viewed as [N, b1, b2, C, H', W']: channel (b1 * b + b2) * C + c reads
     // input (c, h' * b + b1, w' * b + b2).
+    auto mul = [](int64_t x, int64_t y) { return detail::mul_dims("SpaceToDepth", "input", x, y); };
     LayoutStridedView v;
-    v.add(n, c * h * w);
+    v.add(n, mul(c, mul(h, w)));
     v.add(b, w);
     v.add(b, 1);
-    v.add(c, h * w);
-    v.add(h / b, b * w);
+    v.add(c, mul(h, w));
+    v.add(h / b, mul(b, w));
     v.add(w / b, b);
     auto op = std::unique_ptr<SpaceToDepth>(new SpaceToDepth(device));
     op->plan_ = detail::make_layout_copy(device, "SpaceToDepth", desc.input.dtype, v);
     op->inputs_ = {desc.input};
-    op->outputs_ = {{Shape{n, c * b * b, h / b, w / b}, desc.input.dtype}};
+    op->outputs_ = {{Shape{n, mul(c, b * b), h / b, w / b}, desc.input.dtype}};
     return op;
 }
 

@@ -16,13 +16,13 @@ std::unique_ptr<Gather> Gather::create(gpu::Device& device, const GatherDesc& de
     if (out.size() > gpu::max_rank)
         fail("Gather", "indices",
              "give an output of rank " + std::to_string(out.size()) + ", more than vkml's maximum of 6");
-    int64_t inner = detail::layout_words(desc.data.dtype);
-    for (size_t i = a + 1; i < data.rank(); ++i) inner *= data[i];
+    const int64_t words = detail::layout_words(desc.data.dtype);
     const Shape out_shape(std::span<const int64_t>(out.data(), out.size()));
-    const int64_t count = out_shape.elements() * detail::layout_words(desc.data.dtype);
-    if (count > int64_t(UINT32_MAX) ||
-        data.elements() * detail::layout_words(desc.data.dtype) > int64_t(UINT32_MAX))
+    if (out_shape.elements() > int64_t(UINT32_MAX) / words || data.elements() > int64_t(UINT32_MAX) / words)
         fail("Gather", "data", "has more elements than 32-bit indices reach");
+    const int64_t count = out_shape.elements() * words;
+    int64_t inner = words;
+    for (size_t i = a + 1; i < data.rank(); ++i) inner = detail::mul_dims("Gather", "data", inner, data[i]);
     if (data[a] > int64_t(INT32_MAX)) fail("Gather", "data", "axis is longer than 32-bit indices reach");
 
     auto op = std::unique_ptr<Gather>(new Gather(device));
@@ -61,7 +61,7 @@ std::unique_ptr<GatherElements> GatherElements::create(gpu::Device& device, cons
             fail("GatherElements", "indices",
                  idx.str() + " is larger than data " + data.str() + " in dimension " + std::to_string(i));
     const uint32_t words = detail::layout_words(desc.data.dtype);
-    if (data.elements() * words > int64_t(UINT32_MAX) || idx.elements() * words > int64_t(UINT32_MAX))
+    if (data.elements() > int64_t(UINT32_MAX / words) || idx.elements() > int64_t(UINT32_MAX / words))
         fail("GatherElements", "data", "has more elements than 32-bit indices reach");
 
     auto op = std::unique_ptr<GatherElements>(new GatherElements(device));

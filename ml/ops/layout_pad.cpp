@@ -52,9 +52,13 @@ std::unique_ptr<Pad> Pad::create(gpu::Device& device, const PadDesc& desc) {
     int64_t base = 0;
     for (size_t i = 0; i < r; ++i) {
         // Negative pads crop: the kernel sees the window [crop_begin, in - crop_end) of the input.
+        // Pads beyond +-2^62 are far past any size and would overflow the sums below.
+        constexpr int64_t huge = int64_t{1} << 62;
+        if (begin[i] > huge || begin[i] < -huge || end[i] > huge || end[i] < -huge)
+            fail("Pad", "pads", detail::layout_list(desc.pads) + " has a pad beyond 2^62");
         const int64_t crop_begin = std::max<int64_t>(-begin[i], 0), crop_end = std::max<int64_t>(-end[i], 0);
         const int64_t win = in[i] - crop_begin - crop_end;
-        out[i] = in[i] + begin[i] + end[i];
+        out[i] = detail::add_dims("Pad", "pads", detail::add_dims("Pad", "pads", in[i], begin[i]), end[i]);
         if (win < 0 || out[i] < 0)
             fail("Pad", "pads",
                  detail::layout_list(desc.pads) + " crop more than dimension " + std::to_string(i) + " of " +
@@ -69,9 +73,9 @@ std::unique_ptr<Pad> Pad::create(gpu::Device& device, const PadDesc& desc) {
         p[17 + k] = uint32_t(int32_t(win));
         p[23 + k] = uint32_t(int32_t(std::max<int64_t>(begin[i], 0)));
     }
-    const Shape out_shape(std::span<const int64_t>(out.data(), r));
+    const Shape out_shape = detail::shape_of("Pad", "pads", out);
     const uint32_t words = detail::layout_words(desc.input.dtype);
-    if (out_shape.elements() * words > int64_t(INT32_MAX) || in.elements() * words > int64_t(INT32_MAX))
+    if (out_shape.elements() > int64_t(INT32_MAX) / words || in.elements() > int64_t(INT32_MAX) / words)
         fail("Pad", "input", "has more elements than 32-bit indices reach");
     op->count_ = uint32_t(out_shape.elements());
     p[0] = op->count_;

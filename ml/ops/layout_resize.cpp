@@ -113,7 +113,7 @@ std::unique_ptr<Resize> Resize::create(gpu::Device& device, const ResizeDesc& de
             if (!(s > 0.f)) fail("Resize", "scales", "must be positive, got " + std::to_string(s));
             ax.num = s;
             const double extent = crop ? double(ax.roi1) - double(ax.roi0) : 1.0;
-            ax.out = int64_t(std::floor(double(ax.in) * extent * double(s)));
+            ax.out = detail::floor_size("Resize", "scales", double(ax.in) * extent * double(s));
         } else {
             if (desc.sizes[i] <= 0)
                 fail("Resize", "sizes", detail::layout_list(desc.sizes) + " must be positive");
@@ -125,7 +125,8 @@ std::unique_ptr<Resize> Resize::create(gpu::Device& device, const ResizeDesc& de
                 ax.num = float(desc.sizes[keep]);
                 ax.den = float(in[axes[keep]]);
                 // ONNX round_int: halfway rounds up.
-                ax.out = int64_t(std::floor(double(ax.num) / double(ax.den) * double(ax.in) + 0.5));
+                ax.out = detail::floor_size("Resize", "sizes",
+                                            double(ax.num) / double(ax.den) * double(ax.in) + 0.5);
             }
         }
         if (ax.out <= 0)
@@ -150,7 +151,7 @@ std::unique_ptr<Resize> Resize::create(gpu::Device& device, const ResizeDesc& de
 
     std::vector<int64_t> out;
     for (const Axis& ax : dims) out.push_back(ax.out);
-    const Shape out_shape(std::span<const int64_t>(out.data(), out.size()));
+    const Shape out_shape = detail::shape_of("Resize", desc.scales.empty() ? "sizes" : "scales", out);
     if (out_shape.elements() > int64_t(UINT32_MAX) || in.elements() > int64_t(UINT32_MAX))
         fail("Resize", "input", "has more elements than 32-bit indices reach");
 

@@ -46,7 +46,8 @@ Shape reshape_shape(const Shape& in, std::span<const int64_t> shape, bool allowz
                 out[i] = in[i];
             }
         }
-        known *= out[i];
+        if (__builtin_mul_overflow(known, out[i], &known))
+            fail("Reshape", "shape", detail::layout_list(shape) + " has more elements than 64 bits count");
     }
     if (allowzero && has_zero && infer >= 0)
         fail("Reshape", "shape", detail::layout_list(shape) + ": allowzero forbids 0 together with -1");
@@ -70,7 +71,11 @@ Shape flatten_shape(const Shape& in, int64_t axis) {
                  "]");
     const size_t a = size_t(axis < 0 ? axis + r : axis);
     int64_t outer = 1, inner = 1;
-    for (size_t i = 0; i < in.rank(); ++i) (i < a ? outer : inner) *= in[i];
+    for (size_t i = 0; i < in.rank(); ++i) {
+        int64_t& part = i < a ? outer : inner;
+        if (__builtin_mul_overflow(part, in[i], &part))
+            fail("Flatten", "input", in.str() + " has more elements than 64 bits count");
+    }
     return Shape{outer, inner};
 }
 

@@ -1,6 +1,7 @@
 #include "vkml/ops/op.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "util.hpp"
 
@@ -187,6 +188,35 @@ uint32_t to_u32(const char* op, const std::string& field, int64_t value) {
     if (value < 0 || value > int64_t(UINT32_MAX))
         fail(op, field, std::to_string(value) + " does not fit the 32-bit indices vkml's kernels use");
     return uint32_t(value);
+}
+
+int64_t add_dims(const char* op, const std::string& field, int64_t a, int64_t b) {
+    int64_t r = 0;
+    if (__builtin_add_overflow(a, b, &r))
+        fail(op, field, std::to_string(a) + " + " + std::to_string(b) + " overflows 64 bits");
+    return r;
+}
+
+int64_t mul_dims(const char* op, const std::string& field, int64_t a, int64_t b) {
+    int64_t r = 0;
+    if (__builtin_mul_overflow(a, b, &r))
+        fail(op, field, std::to_string(a) + " x " + std::to_string(b) + " overflows 64 bits");
+    return r;
+}
+
+Shape shape_of(const char* op, const std::string& field, std::span<const int64_t> dims) {
+    try {
+        return Shape(dims);
+    } catch (const Error& e) {
+        fail(op, field, e.what());
+    }
+}
+
+int64_t floor_size(const char* op, const std::string& field, double v) {
+    // 2^63 is exact as a double; a C++ cast of anything at or past it (or of NaN) is undefined.
+    if (!(v > -1.0 && v < 9223372036854775808.0))
+        fail(op, field, "gives the size " + std::to_string(v) + ", which is not a 64-bit size");
+    return int64_t(std::floor(v));
 }
 
 } // namespace detail

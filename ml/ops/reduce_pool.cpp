@@ -1,4 +1,5 @@
 // MaxPool, AveragePool and LpPool over 2-D NCHW inputs (shaders/reduce/pool.comp).
+#include <climits>
 #include <string>
 
 #include "reduce_common.hpp"
@@ -17,14 +18,17 @@ std::string list(const std::vector<int64_t>& v) {
     return s + "]";
 }
 
-// An attribute of `count` values, each >= `min`; empty gives `fallback` for each.
+// An attribute of `count` values, each >= `min` and 32-bit (as the kernel's positions are, which
+// also keeps the window arithmetic below far from overflow); empty gives `fallback` for each.
 std::vector<int64_t> attribute(const char* op, const char* field, const std::vector<int64_t>& v, size_t count,
                                int64_t min, int64_t fallback) {
     if (v.empty()) return std::vector<int64_t>(count, fallback);
     if (v.size() != count)
         fail(op, field, "expected " + std::to_string(count) + " values for 2-D pooling, got " + list(v));
-    for (int64_t x : v)
+    for (int64_t x : v) {
         if (x < min) fail(op, field, "values must be at least " + std::to_string(min) + ", got " + list(v));
+        if (x > INT32_MAX) fail(op, field, list(v) + " exceeds the kernel's 32-bit positions");
+    }
     return v;
 }
 

@@ -39,6 +39,15 @@ void require_float(const char* op, const std::string& field, const TensorDesc& d
 // Fails unless `value` fits a uint32 (shader indices are 32-bit).
 uint32_t to_u32(const char* op, const std::string& field, int64_t value);
 
+// Checked shape arithmetic: a sum or product past 64 bits fails naming `op` and `field` (a model's
+// huge pads, scales, repeats or block sizes are an error, not a wrapped size).
+int64_t add_dims(const char* op, const std::string& field, int64_t a, int64_t b);
+int64_t mul_dims(const char* op, const std::string& field, int64_t a, int64_t b);
+// floor(v) as a size: fails unless v is finite and below 2^63 (Resize's input size times scale).
+int64_t floor_size(const char* op, const std::string& field, double v);
+// An output shape computed from `field`: a dimension product past 64 bits fails naming the op.
+Shape shape_of(const char* op, const std::string& field, std::span<const int64_t> dims);
+
 // Dispatches `pipeline` over `count` one-dimensional work items.
 template <class Push>
 void dispatch_1d(gpu::CommandBuffer& cmd, const gpu::Pipeline& pipeline,

@@ -1,6 +1,7 @@
 // `vkml info --json` run as a user would, its output parsed strictly and compared with what the
 // library reports; the benchmarks' --json files parsed the same way.
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -24,10 +25,11 @@ bool tool_present() {
     return std::filesystem::is_regular_file(VKML_TOOL_PATH, ec);
 }
 
-std::string run_tool(const std::string& args, int& status) {
+// `env` (e.g. "VKML_MEMORY_LIMIT=1M") is put before the command, for the shell.
+std::string run_tool(const std::string& args, int& status, const std::string& env = "") {
     std::string out;
-    std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen((std::string(VKML_TOOL_PATH) + " " + args).c_str(), "r"),
-                                               pclose);
+    const std::string command = (env.empty() ? "" : env + " ") + VKML_TOOL_PATH + " " + args;
+    std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
     if (!pipe) {
         status = -1;
         return "popen failed";
@@ -155,6 +157,58 @@ TEST_F(GpuTest, ToolRejectsUnknownOptionsWithUsage) {
     int status = 0;
     run_tool("info --frobnicate 2>&1", status);
     EXPECT_NE(status, 0);
+}
+
+// Issue 14, item 8: running out of device memory ends in an error that says what to try: smaller
+// tiles or a smaller model for `vkml upscale`, a smaller input for `vkml run`. VKML_MEMORY_LIMIT
+// makes the device small.
+TEST_F(GpuTest, OutOfMemorySuggestsWhatToTry) {
+    if (!tool_present())
+        GTEST_SKIP() << "no vkml tool at " << VKML_TOOL_PATH << " (tests away from their build tree)";
+    const auto dir = std::filesystem::temp_directory_path() / ("vkml_oom_test_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    // A 1x3x512x512 f32 input (3 MiB) for conv_relu.onnx, under a 1 MiB limit.
+    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 3, 512, 512), }";
+    header.append(64 - (10 + header.size() + 1) % 64, ' ');
+    header += '\n';
+    {
+        std::ofstream f(dir / "x.npy", std::ios::binary);
+        f << "\x93NUMPY\x01" << '\0' << char(header.size() & 0xff) << char(header.size() >> 8) << header;
+        const std::string zeros(size_t(3) * 512 * 512 * 4, '\0');
+        f.write(zeros.data(), std::streamsize(zeros.size()));
+    }
+    int status = 0;
+    const std::string run = run_tool("run " + std::string(VKML_FIXTURE_DIR) + "/conv_relu.onnx --fp32 -i " +
+                                         (dir / "x.npy").string() + " -o " + (dir / "out").string() + " 2>&1",
+                                     status);
+    EXPECT_EQ(status, 0) << "the same run without a limit fails:\n" << run;
+    const std::string small =
+        run_tool("run " + std::string(VKML_FIXTURE_DIR) + "/conv_relu.onnx --fp32 -i " +
+                     (dir / "x.npy").string() + " -o " + (dir / "out").string() + " 2>&1",
+                 status, "VKML_MEMORY_LIMIT=1M");
+    EXPECT_NE(status, 0) << small;
+    EXPECT_NE(small.find("out of device memory"), std::string::npos) << small;
+    EXPECT_NE(small.find("--resize"), std::string::npos) << small;
+    EXPECT_NE(small.find("vkml upscale --tile"), std::string::npos) << small;
+    EXPECT_NE(small.find("raise VKML_MEMORY_LIMIT (now 1M)"), std::string::npos) << small;
+    // vkml upscale on darknet's photo (installed with the test dependencies) with a model from the
+    // cache, when both are there.
+    const char* models = std::getenv("VKML_MODELS");
+    const std::string cache =
+        models && *models
+            ? models
+            : std::string(std::getenv("HOME") ? std::getenv("HOME") : "") + "/.cache/vkml/models";
+    if (std::filesystem::exists("/usr/share/darknet/data/dog.jpg") &&
+        std::filesystem::exists(cache + "/websr")) {
+        const std::string up = run_tool("upscale /usr/share/darknet/data/dog.jpg -m anime4k-s -q -o " +
+                                            (dir / "dog_x2.jpg").string() + " 2>&1",
+                                        status, "VKML_MEMORY_LIMIT=1M");
+        EXPECT_NE(status, 0) << up;
+        EXPECT_NE(up.find("--tile"), std::string::npos) << up;
+        EXPECT_NE(up.find("a smaller model"), std::string::npos) << up;
+        EXPECT_FALSE(std::filesystem::exists(dir / "dog_x2.jpg"));
+    }
+    std::filesystem::remove_all(dir);
 }
 
 } // namespace

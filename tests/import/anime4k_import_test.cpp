@@ -210,3 +210,22 @@ TEST(Anime4k, BrokenFilesAreRejectedWithTheirName) {
     EXPECT_NE(replaced("\"bias\": [", "\"bias\": [1.0, ").find("bias"), std::string::npos);
     EXPECT_NE(replaced("\"weights\": [", "\"weights\": [1.0, ").find("weights"), std::string::npos);
 }
+
+// A number past a double ("1e999") made nlohmann's parser throw its out_of_range, which reached
+// the tool as an "internal error" (found by tests/fuzz/anime4k_fuzz.cpp); it is invalid JSON
+// naming the file, like any other syntax error. The same parser reads TF.js model.json files.
+TEST(Anime4k, NumberOverflowIsInvalidJsonNamingTheFile) {
+    const fs::path d = test::scratch_dir("anime4k-overflow");
+    std::ofstream(d / "net.json", std::ios::trunc)
+        << "{\"name\": \"x\", \"layers\": {\"a\": {\"bias\": [250e1250]}}}";
+    try {
+        (void)import::load_anime4k(d / "net.json");
+        ADD_FAILURE() << "a number past a double was accepted";
+    } catch (const Error& e) {
+        const std::string m = e.what();
+        EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << m;
+        EXPECT_NE(m.find("net.json"), std::string::npos) << m;
+        EXPECT_NE(m.find("invalid JSON"), std::string::npos) << m;
+        EXPECT_NE(m.find("250e1250"), std::string::npos) << m;
+    }
+}

@@ -130,6 +130,31 @@ TEST(OnnxImport, BadExternalData) {
     EXPECT_TRUE(contains(m, "external.onnx")) << m;
 }
 
+// Issue 14: an external-data path that leads outside the model's folder is refused: "..", an
+// absolute path (above), and a symbolic link beside the model pointing outside (a model archive
+// may carry one to any file the user can read). Links and subfolders that stay inside are fine.
+TEST(OnnxImport, ExternalDataThroughALinkOutsideIsRefused) {
+    namespace fs = std::filesystem;
+    const auto outside = test::scratch_dir("external-outside");
+    std::filesystem::copy_file(fixture("external.bin"), outside / "secret.bin");
+    const auto dir = test::scratch_dir("external-link");
+    std::filesystem::copy_file(fixture("external.onnx"), dir / "external.onnx");
+    fs::create_symlink(outside / "secret.bin", dir / "external.bin");
+    const std::string m = expect_error([&] { (void)import::load_onnx(dir / "external.onnx"); },
+                                       "external.onnx", ErrorCode::InvalidArgument);
+    EXPECT_TRUE(contains(m, "outside the model's directory")) << m;
+    EXPECT_TRUE(contains(m, "secret.bin")) << m;
+    // A relative link to a file inside the folder, and the folder itself reached through a link.
+    fs::remove(dir / "external.bin");
+    fs::create_directories(dir / "data");
+    std::filesystem::copy_file(fixture("external.bin"), dir / "data" / "blob.bin");
+    fs::create_symlink("data/blob.bin", dir / "external.bin");
+    EXPECT_NO_THROW((void)import::load_onnx(dir / "external.onnx"));
+    const auto link_to_dir = test::scratch_dir("external-dir-link") / "model";
+    fs::create_directory_symlink(dir, link_to_dir);
+    EXPECT_NO_THROW((void)import::load_onnx(link_to_dir / "external.onnx"));
+}
+
 TEST(OnnxImport, NodesOutOfOrderAreSorted) {
     const Graph g = import::load_onnx(fixture("unsorted.onnx"));
     ASSERT_EQ(g.nodes().size(), 3u);

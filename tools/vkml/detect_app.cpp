@@ -3,7 +3,6 @@
 // library's pipelined transcoder, with the boxes composited onto each frame on the GPU.
 #include "detect_app.hpp"
 
-#include <stb_image.h>
 #include <stb_image_write.h>
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 #include <memory>
 #include <sstream>
 
+#include "image_file.hpp"
 #include "vkml/error.hpp"
 #include "vkml/gpu/device.hpp"
 
@@ -93,14 +93,8 @@ struct ImageFile {
 };
 
 ImageFile load_image(const fs::path& path) {
-    int w = 0, h = 0, c = 0;
-    std::unique_ptr<stbi_uc, void (*)(void*)> data(stbi_load(path.c_str(), &w, &h, &c, 3), stbi_image_free);
-    if (!data)
-        throw Error(ErrorCode::Io,
-                    path.string() + ": cannot read image (" + std::string(stbi_failure_reason()) + ")");
-    ImageFile img{w, h, 3, {}};
-    img.pixels.assign(data.get(), data.get() + size_t(w) * h * 3);
-    return img;
+    tool::RgbImage rgb = tool::read_rgb_image(path);
+    return ImageFile{rgb.width, rgb.height, 3, std::move(rgb.pixels)};
 }
 
 void save_image(const fs::path& path, const ImageFile& img) {
@@ -285,7 +279,9 @@ std::optional<Options> parse_args(std::span<const std::string_view> args, std::s
             o.json = fs::path(value(i));
         } else if (a == "--frames") {
             const float v = parse_float(program, a, value(i));
-            if (v < 1 || v != std::floor(v)) bad_usage(program, "--frames must be a positive integer");
+            // Bounded: a float past int64's range (1e21) must not reach the conversion below.
+            if (v < 1 || v > 1e9f || v != std::floor(v))
+                bad_usage(program, "--frames must be an integer in 1..1000000000");
             o.max_frames = int64_t(v);
         } else if (a == "--repeat") {
             const float v = parse_float(program, a, value(i));

@@ -1,6 +1,8 @@
 // vkml: one command line with subcommands, in the style of ffmpeg's and ncnn's tools.
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -40,6 +42,26 @@ void usage(FILE* out) {
                  VKML_VERSION_STRING);
 }
 
+// What to try when the device ran out of memory, for the command that did.
+std::string out_of_memory_hint(std::string_view cmd) {
+    std::string hint;
+    if (cmd == "upscale")
+        hint = "use smaller tiles (--tile 256, or lower), a smaller model (-m anime4k-s, esrgan-slim) or "
+               "fewer frames in flight (-j 0:1:0)";
+    else if (cmd == "run")
+        hint = "vkml run takes each input whole: use a smaller input (--resize WxH) or a smaller model; "
+               "`vkml upscale --tile N` works through large images in tiles";
+    else if (cmd == "detect")
+        hint = "use a smaller network input (--size 320x320) or a smaller model";
+    else if (cmd == "bench")
+        hint = "use a smaller --size or a smaller model";
+    else
+        hint = "free device memory or use a smaller model";
+    if (const char* limit = std::getenv("VKML_MEMORY_LIMIT"); limit && *limit)
+        hint += ", or raise VKML_MEMORY_LIMIT (now " + std::string(limit) + ")";
+    return hint;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -73,6 +95,9 @@ int main(int argc, char** argv) {
         return 2;
     } catch (const vkml::Error& e) {
         std::fprintf(stderr, "vkml: %s\n", e.what());
+        if (e.code() == vkml::ErrorCode::OutOfDeviceMemory)
+            std::fprintf(stderr, "vkml: out of device memory: %s\n",
+                         out_of_memory_hint(args.empty() ? "" : args[0]).c_str());
         return 1;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "vkml: internal error: %s\n", e.what());

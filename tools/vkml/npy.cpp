@@ -196,7 +196,7 @@ TensorData parse_npy(const std::string& d, const std::string& source) {
         return TensorData::from_int64s(h.shape, v);
     }
     std::vector<std::byte> bytes(want);
-    std::memcpy(bytes.data(), p, want);
+    if (want) std::memcpy(bytes.data(), p, want); // an empty vector's data() may be null
     if (e.dtype == DType::boolean)
         for (std::byte& b : bytes) b = b != std::byte{0} ? std::byte{1} : std::byte{0};
     return TensorData(e.dtype, h.shape, std::move(bytes));

@@ -1,7 +1,5 @@
 // `vkml run MODEL --input NAME=FILE ... --output-dir DIR`: any model on image or .npy inputs,
 // outputs written as .npy (and PNG when they look like images), optionally profiled.
-#include <stb_image.h>
-#include <stb_image_resize.h>
 #include <stb_image_write.h>
 
 #include <algorithm>
@@ -17,6 +15,7 @@
 
 #include "commands.hpp"
 #include "npy.hpp"
+#include "run_args.hpp"
 #include "vkml/gpu/half.hpp"
 #include "vkml/graph/session.hpp"
 #include "vkml/import/model.hpp"
@@ -29,71 +28,9 @@ using graph::TensorData;
 
 namespace {
 
-void usage(FILE* out) {
-    std::fprintf(out,
-                 "usage: vkml run MODEL [--input [NAME=]FILE]... --output-dir DIR [options]\n\n"
-                 "Runs MODEL (ONNX, TF.js model.json, Anime4K JSON) on the inputs and writes every output\n"
-                 "as DIR/<name>.npy, and as DIR/<name>.png when it is image-shaped (1 x 1|3|4 x H x W).\n\n"
-                 "inputs: FILE is a .npy array (converted to the input's dtype), or a PNG/JPEG image\n"
-                 "  that becomes (pixel / 255 * scale - mean) / std per channel, RGB:\n"
-                 "  --scale S            pixel multiplier after /255 (default 1; 255 for 0..255 models)\n"
-                 "  --mean A[,B,C]       per-channel mean (default 0)\n"
-                 "  --std A[,B,C]        per-channel std (default 1)\n"
-                 "  --layout NCHW|NHWC   the image tensor's layout (default NCHW)\n"
-                 "  --resize WxH         resize images first (default: the model's size, else as is)\n"
-                 "  NAME may be left out when the model has one input.\n\n"
-                 "options:\n"
-                 "  --fp32               store every tensor in f32 (default: f16 where the device can)\n"
-                 "  --precision KEY=f32|f16  per node name or op type, e.g. Softmax=f32\n"
-                 "  --free-dim NAME=SIZE fix a free dimension (e.g. height=64); image inputs fix theirs\n"
-                 "  --no-fuse            skip the fusion passes\n"
-                 "  --profile            print per-op GPU times and write DIR/profile.json (Chrome trace)\n"
-                 "  --describe           print the lowered steps, barriers and memory plan\n");
-}
-
 [[noreturn]] void bad_usage(const std::string& what) {
     throw Error(ErrorCode::InvalidArgument, "run: " + what + " (vkml run --help)");
 }
-
-std::vector<float> float_list(std::string_view text, const char* option) {
-    std::vector<float> v;
-    std::string s(text);
-    size_t p = 0;
-    while (p <= s.size()) {
-        const size_t c = s.find(',', p);
-        const std::string item = s.substr(p, c == std::string::npos ? std::string::npos : c - p);
-        try {
-            size_t used = 0;
-            v.push_back(std::stof(item, &used));
-            if (used != item.size()) throw std::invalid_argument(item);
-        } catch (const std::exception&) {
-            bad_usage(std::string(option) + ": '" + item + "' is not a number");
-        }
-        if (c == std::string::npos) break;
-        p = c + 1;
-    }
-    if (v.size() != 1 && v.size() != 3) bad_usage(std::string(option) + " takes 1 or 3 values");
-    return v;
-}
-
-int64_t parse_int(std::string_view text, const std::string& what) {
-    try {
-        size_t used = 0;
-        const long long v = std::stoll(std::string(text), &used);
-        if (used != text.size()) throw std::invalid_argument("");
-        return v;
-    } catch (const std::exception&) {
-        bad_usage(what + ": '" + std::string(text) + "' is not an integer");
-    }
-}
-
-struct ImageOptions {
-    float scale = 1.f;
-    std::vector<float> mean{0.f}, std{1.f};
-    bool nhwc = false;
-    int resize_w = 0, resize_h = 0;
-    float channel(const std::vector<float>& v, size_t c) const { return v.size() == 1 ? v[0] : v[c]; }
-};
 
 bool is_image(const fs::path& p) {
     std::string e = p.extension().string();
@@ -107,48 +44,8 @@ std::pair<int, int> wanted_size(const graph::Value& v, bool nhwc) {
     if (!v.shape || v.shape->rank() != 4) return {0, 0};
     const auto& d = v.shape->dims();
     const graph::Dim &h = d[nhwc ? 1 : 2], &w = d[nhwc ? 2 : 3];
-    if (!h.is_known() || !w.is_known()) return {0, 0};
+    if (!h.is_known() || !w.is_known() || h.size > 65536 || w.size > 65536) return {0, 0};
     return {static_cast<int>(w.size), static_cast<int>(h.size)};
-}
-
-TensorData load_image(const fs::path& path, const ImageOptions& o, std::pair<int, int> model_size,
-                      DType dtype) {
-    int w = 0, h = 0, c = 0;
-    std::unique_ptr<stbi_uc, void (*)(void*)> px(stbi_load(path.c_str(), &w, &h, &c, 3), stbi_image_free);
-    if (!px)
-        throw Error(ErrorCode::Io,
-                    "'" + path.string() + "': cannot read the image: " + stbi_failure_reason());
-    int tw = o.resize_w ? o.resize_w : model_size.first, th = o.resize_h ? o.resize_h : model_size.second;
-    std::vector<uint8_t> pixels(px.get(), px.get() + static_cast<size_t>(w) * h * 3);
-    if (tw && th && (tw != w || th != h)) {
-        std::vector<uint8_t> resized(static_cast<size_t>(tw) * th * 3);
-        if (!stbir_resize_uint8(pixels.data(), w, h, 0, resized.data(), tw, th, 0, 3))
-            throw Error(ErrorCode::Generic, "'" + path.string() + "': resizing failed");
-        std::fprintf(stderr, "vkml run: %s resized from %dx%d to %dx%d\n", path.c_str(), w, h, tw, th);
-        pixels = std::move(resized);
-        w = tw;
-        h = th;
-    }
-    const size_t plane = static_cast<size_t>(w) * h;
-    std::vector<float> v(plane * 3);
-    for (size_t i = 0; i < plane; ++i)
-        for (size_t ch = 0; ch < 3; ++ch) {
-            const float x =
-                (pixels[i * 3 + ch] / 255.f * o.scale - o.channel(o.mean, ch)) / o.channel(o.std, ch);
-            v[o.nhwc ? i * 3 + ch : ch * plane + i] = x;
-        }
-    const std::vector<int64_t> dims =
-        o.nhwc ? std::vector<int64_t>{1, h, w, 3} : std::vector<int64_t>{1, 3, h, w};
-    if (dtype == DType::f16) {
-        std::vector<uint16_t> half(v.size());
-        gpu::floats_to_halves(v, half);
-        return TensorData::from_halves(dims, half);
-    }
-    if (dtype != DType::f32 && dtype != DType::undefined)
-        throw Error(ErrorCode::InvalidArgument, "'" + path.string() + "': the model input is " +
-                                                    graph::dtype_name(dtype) +
-                                                    "; images feed float inputs only");
-    return TensorData::from_floats(dims, v);
 }
 
 // A .npy array in the dtype the model input has (floats to floats, integers to integers).
@@ -202,80 +99,21 @@ bool write_png(const fs::path& path, const TensorData& t, const ImageOptions& o)
 } // namespace
 
 int run_main(Args args) {
-    fs::path model, out_dir;
-    std::vector<std::pair<std::string, fs::path>> input_files;
-    SessionOptions so;
-    ImageOptions io;
-    bool profile = false, describe = false;
-    auto value = [&](size_t& i, std::string_view opt) -> std::string_view {
-        if (i + 1 >= args.size()) bad_usage(std::string(opt) + " needs a value");
-        return args[++i];
-    };
-    auto key_value = [&](std::string_view kv, std::string_view opt) {
-        const size_t eq = kv.find('=');
-        if (eq == std::string_view::npos || eq == 0) bad_usage(std::string(opt) + " takes NAME=VALUE");
-        return std::make_pair(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
-    };
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string_view a = args[i];
-        if (a == "--help" || a == "-h") {
-            usage(stdout);
-            return 0;
-        } else if (a == "--input" || a == "-i") {
-            const std::string_view v = value(i, a);
-            const size_t eq = v.find('=');
-            if (eq != std::string_view::npos && !fs::exists(std::string(v)))
-                input_files.emplace_back(std::string(v.substr(0, eq)),
-                                         fs::path(std::string(v.substr(eq + 1))));
-            else
-                input_files.emplace_back("", fs::path(std::string(v)));
-        } else if (a == "--output-dir" || a == "-o") {
-            out_dir = std::string(value(i, a));
-        } else if (a == "--fp32") {
-            so.fp32 = true;
-        } else if (a == "--no-fuse") {
-            so.fuse = false;
-        } else if (a == "--profile") {
-            profile = true;
-        } else if (a == "--describe") {
-            describe = true;
-        } else if (a == "--free-dim") {
-            const auto [k, v] = key_value(value(i, a), a);
-            so.free_dims[k] = parse_int(v, "--free-dim " + k);
-        } else if (a == "--precision") {
-            const auto [k, v] = key_value(value(i, a), a);
-            if (v != "f32" && v != "f16") bad_usage("--precision " + k + ": f32 or f16, not '" + v + "'");
-            so.precision[k] = v == "f32" ? Precision::F32 : Precision::F16;
-        } else if (a == "--scale") {
-            io.scale = float_list(value(i, a), "--scale").at(0);
-        } else if (a == "--mean") {
-            io.mean = float_list(value(i, a), "--mean");
-        } else if (a == "--std") {
-            io.std = float_list(value(i, a), "--std");
-        } else if (a == "--layout") {
-            const std::string_view v = value(i, a);
-            if (v != "NCHW" && v != "NHWC") bad_usage("--layout is NCHW or NHWC");
-            io.nhwc = v == "NHWC";
-        } else if (a == "--resize") {
-            const std::string v(value(i, a));
-            const size_t x = v.find('x');
-            if (x == std::string::npos) bad_usage("--resize takes WxH");
-            io.resize_w = static_cast<int>(parse_int(std::string_view(v).substr(0, x), "--resize"));
-            io.resize_h = static_cast<int>(parse_int(std::string_view(v).substr(x + 1), "--resize"));
-            if (io.resize_w < 1 || io.resize_h < 1) bad_usage("--resize needs positive sizes");
-        } else if (!a.empty() && a[0] == '-') {
-            bad_usage("unknown option '" + std::string(a) + "'");
-        } else if (model.empty()) {
-            model = std::string(a);
-        } else {
-            bad_usage("more than one model given ('" + model.string() + "', '" + std::string(a) + "')");
-        }
+    const RunArgs r = parse_run_args(args);
+    if (r.help) {
+        run_usage(stdout);
+        return 0;
     }
-    if (model.empty()) {
-        usage(stderr);
+    if (r.model.empty()) {
+        run_usage(stderr);
         return 2;
     }
-    if (out_dir.empty()) bad_usage("--output-dir is required");
+    const fs::path& model = r.model;
+    const fs::path& out_dir = r.out_dir;
+    const ImageOptions& io = r.image;
+    SessionOptions so = r.session;
+    std::vector<std::pair<std::string, fs::path>> input_files = r.inputs;
+    const bool profile = r.profile, describe = r.describe;
 
     graph::Graph g = import::load_model(model);
     // Name each input file; image inputs fix the free dimensions of theirs.
@@ -295,8 +133,17 @@ int run_main(Args args) {
             bad_usage("the model has no input '" + name + "' (its inputs: " + names + ")");
         }
         const graph::Value& v = g.value(id);
-        TensorData t = is_image(file) ? load_image(file, io, wanted_size(v, io.nhwc), v.dtype)
-                                      : convert_to(read_npy(file), v.dtype, file.string());
+        TensorData t;
+        if (is_image(file)) {
+            const RgbImage img = read_rgb_image(file);
+            t = image_tensor(img, io, wanted_size(v, io.nhwc), v.dtype, file.string());
+            const int64_t h = t.dims()[io.nhwc ? 1 : 2], w = t.dims()[io.nhwc ? 2 : 3];
+            if (w != img.width || h != img.height)
+                std::fprintf(stderr, "vkml run: %s resized from %dx%d to %lldx%lld\n", file.c_str(),
+                             img.width, img.height, static_cast<long long>(w), static_cast<long long>(h));
+        } else {
+            t = convert_to(read_npy(file), v.dtype, file.string());
+        }
         so.input_shapes[name] = t.dims();
         data.insert_or_assign(name, std::move(t));
     }

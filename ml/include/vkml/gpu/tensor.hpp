@@ -52,7 +52,7 @@ public:
     // Strides in elements, outermost first; contiguous tensors have the last stride 1.
     std::span<const int64_t> strides() const { return {strides_.data(), shape_.rank()}; }
     int64_t elements() const { return shape_.elements(); }
-    uint64_t bytes() const { return uint64_t(elements()) * dtype_size(dtype_); }
+    uint64_t bytes() const; // checked: a size past 2^64 - 16 bytes is an error naming the shape
     uint64_t byte_offset() const { return offset_; }
     bool contiguous() const;
     const std::shared_ptr<Buffer>& buffer() const { return buffer_; }

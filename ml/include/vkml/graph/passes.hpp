@@ -42,11 +42,23 @@ void fix_input_shapes(Graph& graph, const std::map<std::string, int64_t, std::le
 
 // Whether the host evaluator can compute `node` (op type and domain; inputs not checked).
 bool host_evaluable(const Node& node);
+// The most elements a host-evaluated tensor may have (inputs, outputs and intermediates; 1 GiB
+// as doubles): a model whose ConstantOfShape, Range, Tile or Expand asks for more is an error
+// naming the node, not an allocation of any size the file asks for.
+inline constexpr int64_t host_max_elements = int64_t{1} << 27;
 // Computes the outputs of `node` on the host, given its inputs (nullptr for absent optional
-// inputs) and, for Shape and Size, the input shapes. Throws naming the node when it cannot.
+// inputs) and, for Shape and Size, the input shapes. Throws naming the node when it cannot, or
+// when a tensor would have more than `max_elements` elements (or a dimension product overflows).
 std::vector<TensorData> host_evaluate(const Graph& graph, const Node& node,
                                       const std::vector<const TensorData*>& inputs,
-                                      const std::vector<std::vector<int64_t>>& input_shapes);
+                                      const std::vector<std::vector<int64_t>>& input_shapes,
+                                      int64_t max_elements = host_max_elements);
+
+// Constant folding without a device: every node the host evaluator computes whose present inputs
+// are all constants becomes constants, in topological order (so chains fold), and is removed.
+// This is the part of infer_and_fold that needs no shapes of computed values; tools, tests and
+// the fuzzers (tests/fuzz) use it on a freshly imported graph. Returns how many nodes folded.
+size_t fold_constants(Graph& graph, int64_t max_elements = host_max_elements);
 
 // The float storage dtype each node gets (precision policy), used to create the probe operators.
 using FloatPolicy = std::function<gpu::DType(const Node&)>;

@@ -1,0 +1,23 @@
+# Regenerates the fuzz seed corpora with make_fuzz_seeds into OUT and fails when any file differs
+# from the committed copy under SRC (tests/fuzz/corpus), or a committed seed is no longer generated.
+# cmake -DGEN=<make_fuzz_seeds> -DSRC=<corpus> -DOUT=<scratch> -DFIXTURES=<tests/fixtures> -P check_seeds.cmake
+file(REMOVE_RECURSE ${OUT})
+execute_process(COMMAND ${GEN} ${OUT} ${FIXTURES} RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "make_fuzz_seeds failed (${rc})")
+endif()
+file(GLOB_RECURSE generated RELATIVE ${OUT} ${OUT}/*)
+file(GLOB_RECURSE committed RELATIVE ${SRC} ${SRC}/*)
+list(SORT generated)
+list(SORT committed)
+if(NOT generated STREQUAL committed)
+  message(FATAL_ERROR "tests/fuzz/corpus lists other files than make_fuzz_seeds writes: rerun it and commit")
+endif()
+foreach(f IN LISTS generated)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${OUT}/${f} ${SRC}/${f} RESULT_VARIABLE differs)
+  if(differs)
+    message(FATAL_ERROR "tests/fuzz/corpus/${f} is stale: rerun make_fuzz_seeds tests/fuzz/corpus tests/fixtures and commit")
+  endif()
+endforeach()
+list(LENGTH generated count)
+message(STATUS "${count} fuzz seeds current")
