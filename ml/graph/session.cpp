@@ -203,6 +203,8 @@ struct Session::Impl {
     Ref ref_as(ValueId v, gpu::DType dtype);
     Ref new_alloc(const ops::TensorDesc& d);
     bool concat_in_place(const Node& n);
+    // The allocation `a` is a slice of (itself when it is none), and `a`'s byte offset in it.
+    uint32_t whole_of(uint32_t a, uint64_t* offset = nullptr) const;
     void add_step(std::string name, std::unique_ptr<ops::Op> op, std::vector<Ref> in, std::vector<Ref> out);
     std::vector<gpu::Tensor>& ensure_io(bool inputs_side);
 };
@@ -408,12 +410,7 @@ bool Session::Impl::concat_in_place(const Node& n) {
             if (r.kind != Ref::Kind::Arena || r.dtype != storage) return false;
             bytes = uint64_t(r.shape.elements()) * gpu::dtype_size(storage);
             if (allocs[r.id].parent < 0 && bytes != allocs[r.id].exact) return false; // a view of a part
-            top = r.id;
-            at = 0;
-            while (allocs[top].parent >= 0) {
-                at += allocs[top].parent_offset;
-                top = static_cast<uint32_t>(allocs[top].parent);
-            }
+            top = whole_of(r.id, &at);
             return true;
         };
         uint32_t top = 0;
@@ -442,6 +439,13 @@ bool Session::Impl::concat_in_place(const Node& n) {
     }
     stored[n.outputs[0]] = whole;
     return true;
+}
+
+uint32_t Session::Impl::whole_of(uint32_t a, uint64_t* offset) const {
+    uint64_t at = 0;
+    for (; allocs[a].parent >= 0; a = static_cast<uint32_t>(allocs[a].parent)) at += allocs[a].parent_offset;
+    if (offset) *offset = at;
+    return a;
 }
 
 // Outputs: let the producer write the caller's tensor when the value is a whole arena tensor of
@@ -489,13 +493,9 @@ void Session::Impl::assign_outputs() {
 }
 
 void Session::Impl::plan() {
-    auto root = [&](uint32_t a) {
-        while (allocs[a].parent >= 0) a = static_cast<uint32_t>(allocs[a].parent);
-        return a;
-    };
     for (uint32_t s = 0; s < steps.size(); ++s) {
         auto touch = [&](uint32_t a) {
-            a = root(a); // a slice lives as long as the whole it is part of
+            a = whole_of(a); // a slice lives as long as the whole it is part of
             allocs[a].first = std::min(allocs[a].first, s);
             allocs[a].last = std::max(allocs[a].last, s);
         };
@@ -514,9 +514,10 @@ void Session::Impl::plan() {
     const graph::MemoryPlan p = graph::plan_memory(requests, alignment);
     offsets.assign(allocs.size(), 0);
     for (size_t k = 0; k < planned.size(); ++k) offsets[planned[k]] = p.offsets[k];
-    for (size_t a = allocs.size(); a-- > 0;) // parents come after their slices
-        if (allocs[a].parent >= 0)
-            offsets[a] = offsets[static_cast<size_t>(allocs[a].parent)] + allocs[a].parent_offset;
+    for (uint32_t a = 0; a < allocs.size(); ++a) {
+        uint64_t at = 0;
+        if (allocs[a].parent >= 0) offsets[a] = offsets[whole_of(a, &at)] + at;
+    }
     memory.arena = p.arena_bytes;
     memory.peak_live = p.peak_live_bytes;
     memory.unshared = p.unshared_bytes;

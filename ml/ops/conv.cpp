@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstdlib>
 
 #include "conv_common.hpp"
 #include "vkml/gpu/command.hpp"
@@ -190,15 +189,9 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
     const bool tiled = kernel == ConvKernel::ImplicitGemm || coop;
     // The direct kernel computes up to 8 output channels per invocation at group 1 (each input
     // element loaded once for all of them).
-    static const int64_t max_ob = [] {
-        const char* v = std::getenv("VKML_DIRECT_OB"); // tuning: 1 turns the channel blocking off
-        return v ? std::clamp<int64_t>(std::atoll(v), 1, 16) : int64_t(8);
-    }();
-    // ... and up to 4 pixels of a row (each weight loaded once for all of them).
-    static const int64_t max_px = [] {
-        const char* v = std::getenv("VKML_DIRECT_PX"); // tuning: 1 turns the pixel blocking off
-        return v ? std::clamp<int64_t>(std::atoll(v), 1, 8) : int64_t(4);
-    }();
+    // ... and up to 4 pixels of a row (each weight loaded once for all of them); 1 turns either off.
+    static const int64_t max_ob = detail::conv::tuning_knob("VKML_DIRECT_OB", 8, 1, 16);
+    static const int64_t max_px = detail::conv::tuning_knob("VKML_DIRECT_PX", 4, 1, 8);
     if (!tiled && desc.group == 1) spec.direct_ob = uint32_t(std::min<int64_t>(m, max_ob));
     if (!tiled) spec.direct_px = uint32_t(std::min<int64_t>(ow, max_px));
     conv->direct_invocations_ = uint64_t(g.n) * ((uint64_t(m) + spec.direct_ob - 1) / spec.direct_ob) * oh *

@@ -195,22 +195,21 @@ bool coop_tap_major(const ConvSpec& s) {
     return s.ow % 8 == 0 && s.sw == 1 && s.dw == 1 && s.w % 8 == 0 && s.c % 32 == 0;
 }
 
+int64_t tuning_knob(const char* name, int64_t fallback, int64_t lo, int64_t hi) {
+    const char* v = std::getenv(name);
+    return v ? std::clamp<int64_t>(std::strtoll(v, nullptr, 10), lo, hi) : fallback;
+}
+
 uint64_t coop_min_rows() {
     // Below 12 output channels the scalar kernels win: a 3x3 64->4 conv at 960x540 took 0.77 ms
     // direct and 3.9 ms on 16-row tensor-core tiles (H100), each tile gathering all of K for 4 rows.
-    static const uint64_t rows = [] {
-        const char* v = std::getenv("VKML_COOP_MIN_ROWS");
-        return v ? std::max<uint64_t>(1, std::strtoull(v, nullptr, 10)) : uint64_t(12);
-    }();
+    static const auto rows = uint64_t(tuning_knob("VKML_COOP_MIN_ROWS", 12, 1, INT64_MAX));
     return rows;
 }
 
 uint64_t split_target() {
     // About two workgroups per streaming multiprocessor of an H100 (132).
-    static const uint64_t target = [] {
-        const char* v = std::getenv("VKML_SPLIT_TARGET");
-        return v ? std::strtoull(v, nullptr, 10) : uint64_t(256);
-    }();
+    static const auto target = uint64_t(tuning_knob("VKML_SPLIT_TARGET", 256, 0, INT64_MAX));
     return target;
 }
 

@@ -92,6 +92,9 @@ bool coop_available(const gpu::Device& device, DType dtype);
 const CoopTile& coop_tile(uint64_t rows, bool gather = false);
 // The fewest output rows (channels) for which Auto takes the tensor cores (VKML_COOP_MIN_ROWS
 // overrides it, for tuning with vkml bench ops).
+// A numeric tuning environment variable, clamped to [lo, hi]; `fallback` when unset. Read once by
+// each caller (into a static).
+int64_t tuning_knob(const char* name, int64_t fallback, int64_t lo, int64_t hi);
 uint64_t coop_min_rows();
 // Split K until the tensor-core igemm has about this many workgroups (VKML_SPLIT_TARGET; 0: never).
 uint64_t split_target();
