@@ -490,6 +490,8 @@ std::vector<TensorData> host_evaluate(const Graph& g, const Node& n,
         explicit Cap(int64_t m) { max_elements_now = m; }
         ~Cap() { max_elements_now = saved; }
     } cap(max_elements);
+    if ((op == "Shape" || op == "Size") && (inputs.empty() || shapes.empty()))
+        g.fail(n, op + " needs an input, the node has none");
     if (op == "Shape") {
         const auto& s = shapes.at(0);
         const int64_t r = static_cast<int64_t>(s.size());
