@@ -78,6 +78,12 @@ double wait_timeout_from(double configured) {
 
 // VKML_MEMORY_LIMIT: a positive size ("512M", "2G", "1048576"); anything else is an error, not a
 // silently ignored limit.
+// VKML_DISABLE_PUSH_DESCRIPTOR=1: vkml behaves as on a device without VK_KHR_push_descriptor
+// (pooled descriptor sets everywhere), so that path runs on every device, in CI included.
+bool push_descriptors_wanted(const DeviceDesc& desc) {
+    return desc.use_push_descriptors && env_string("VKML_DISABLE_PUSH_DESCRIPTOR") != "1";
+}
+
 uint64_t memory_limit_from_env() {
     const std::string text = env_string("VKML_MEMORY_LIMIT");
     if (text.empty()) return 0;
@@ -566,7 +572,7 @@ std::unique_ptr<Device> Device::create(const DeviceDesc& desc) {
     Capabilities& caps = d.caps;
     std::vector<const char*> exts;
     caps.push_descriptors =
-        desc.use_push_descriptors && support.has_extension(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+        push_descriptors_wanted(desc) && support.has_extension(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
     if (caps.push_descriptors) exts.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
     const bool budget = support.has_extension(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
     if (budget) exts.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
@@ -720,7 +726,7 @@ std::unique_ptr<Device> Device::from_host(const HostHandles& host, const DeviceD
         throw Error(ErrorCode::Unsupported,
                     "Device::from_host: the host device must enable timelineSemaphore and synchronization2");
     d.caps.coopmat_nv = d.caps.coopmat_nv && has_ext(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
-    d.caps.push_descriptors = desc.use_push_descriptors && has_ext(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+    d.caps.push_descriptors = push_descriptors_wanted(desc) && has_ext(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
 
     d.add_queue(QueueRole::Graphics, host.graphics.queue, host.graphics.family);
     const HostQueue& c = host.compute.queue ? host.compute : host.graphics;

@@ -154,6 +154,7 @@ Host::Host(const HostDesc& desc) {
     h.debug_utils = true;
     gpu::DeviceDesc dd;
     dd.on_message = desc.on_message;
+    dd.use_push_descriptors = desc.vkml_push_descriptors;
     vkml_ = gpu::Device::from_host(h, dd);
 }
 
@@ -389,6 +390,11 @@ Pipelines::Pipelines(gpu::Device& device) : device_(device) {
     upscale_composite_ = graphics_pipeline(d, modules_[2], modules_[6], upscale_composite_layout_,
                                            color_format, VK_FORMAT_UNDEFINED);
     pipelines_ = {scene_, composite_, to_tensor_, post_, upscale_composite_};
+    // The host enabled VK_KHR_push_descriptor and uses it for its own pipelines, whether or not vkml
+    // does (VKML_DISABLE_PUSH_DESCRIPTOR, HostDesc::vkml_push_descriptors).
+    push_descriptor_set_ = reinterpret_cast<PFN_vkCmdPushDescriptorSetKHR>(
+        vkGetDeviceProcAddr(d, "vkCmdPushDescriptorSetKHR"));
+    if (!push_descriptor_set_) throw std::runtime_error("host renderer: no vkCmdPushDescriptorSetKHR");
     device.set_debug_name(VK_OBJECT_TYPE_PIPELINE, scene_, "host scene");
     device.set_debug_name(VK_OBJECT_TYPE_PIPELINE, composite_, "host composite");
 }
@@ -437,7 +443,7 @@ void Pipelines::to_tensor(VkCommandBuffer cmd, VkImageView src, VkImageLayout sr
         write(0, VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, &image, nullptr),
         write(1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, nullptr, &buffer)};
     vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, to_tensor_);
-    device_.ext().cmd_push_descriptor_set(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, to_tensor_layout_, 0, 2,
+    push_descriptor_set_(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, to_tensor_layout_, 0, 2,
                                           writes);
     vkCmdDispatch(cmd, groups(extent.width), groups(extent.height), 1);
 }
@@ -454,7 +460,7 @@ void Pipelines::composite(VkCommandBuffer cmd, VkImageView scene, VkImageLayout 
     vkCmdSetViewport(cmd, 0, 1, &vp);
     vkCmdSetScissor(cmd, 0, 1, &sc);
     vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, composite_);
-    device_.ext().cmd_push_descriptor_set(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, composite_layout_, 0, 2,
+    push_descriptor_set_(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, composite_layout_, 0, 2,
                                           writes);
     const int32_t size[2] = {int32_t(extent.width), int32_t(extent.height)};
     vkCmdPushConstants(cmd, composite_layout_, VK_SHADER_STAGE_FRAGMENT_BIT, 0, sizeof size, size);
@@ -467,7 +473,7 @@ void Pipelines::post(VkCommandBuffer cmd, VkImageView src, VkImageView dst, VkEx
     const VkWriteDescriptorSet writes[] = {write(0, VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, &images[0], nullptr),
                                            write(1, VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, &images[1], nullptr)};
     vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, post_);
-    device_.ext().cmd_push_descriptor_set(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, post_layout_, 0, 2, writes);
+    push_descriptor_set_(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, post_layout_, 0, 2, writes);
     vkCmdDispatch(cmd, groups(extent.width), groups(extent.height), 1);
 }
 
@@ -479,7 +485,7 @@ void Pipelines::upscale_composite(VkCommandBuffer cmd, VkImageView scene, VkImag
         write(0, VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, &image, nullptr),
         write(1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, nullptr, &buffer)};
     vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, upscale_composite_);
-    device_.ext().cmd_push_descriptor_set(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, upscale_composite_layout_, 0,
+    push_descriptor_set_(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, upscale_composite_layout_, 0,
                                           2, writes);
     const int32_t params[3] = {int32_t(extent.width), int32_t(extent.height), taps};
     vkCmdPushConstants(cmd, upscale_composite_layout_, VK_SHADER_STAGE_FRAGMENT_BIT, 0, sizeof params,

@@ -22,6 +22,8 @@ struct HostDesc {
     bool async_compute = true;
     std::string select; // device name substring; empty: $VKML_DEVICE, else the best device
     gpu::MessageCallback on_message;
+    // Whether vkml may use VK_KHR_push_descriptor (the host always enables and uses it itself).
+    bool vkml_push_descriptors = true;
 };
 
 class Host {
@@ -107,6 +109,7 @@ public:
 
 private:
     gpu::Device& device_;
+    PFN_vkCmdPushDescriptorSetKHR push_descriptor_set_ = nullptr;
     VkSampler sampler_ = VK_NULL_HANDLE, linear_ = VK_NULL_HANDLE;
     std::vector<VkShaderModule> modules_;
     std::vector<VkDescriptorSetLayout> set_layouts_;

@@ -47,7 +47,9 @@ struct DeviceDesc {
     MessageCallback on_message;
     bool use_async_compute = true;  // a separate compute-only family when the device has one
     bool use_transfer_queue = true; // a separate transfer-only family when the device has one
-    // VK_KHR_push_descriptor when present; off makes vkml write pooled descriptor sets instead.
+    // VK_KHR_push_descriptor when present; off makes vkml write pooled descriptor sets instead
+    // (as on a device without the extension). Also off with VKML_DISABLE_PUSH_DESCRIPTOR=1. On a
+    // host device the host may still use the extension itself; vkml then does not.
     bool use_push_descriptors = true;
     // Cap on the device-local memory vkml may allocate, below the driver's budget (0 = none).
     // Also set by VKML_MEMORY_LIMIT=<bytes, or with K/M/G suffix>.
