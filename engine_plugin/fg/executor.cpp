@@ -10,6 +10,7 @@
 #include "vkml/error.hpp"
 #include "vkml/gpu/allocator.hpp"
 #include "vkml/gpu/command.hpp"
+#include "vkml/gpu/descriptors.hpp"
 #include "vkml/gpu/device.hpp"
 
 namespace vkml::fg {
@@ -207,6 +208,13 @@ struct Executor::Slot {
     bool timed = false, host_recorded = false;
     // What the GPU must reach before this slot may be reused.
     std::array<uint64_t, queue_count> pending{};
+    // Descriptor sets of frames recorded into the host's command buffers (devices without push
+    // descriptors): they live until the host's work is done, not until record() returns.
+    std::unique_ptr<gpu::DescriptorArena> host_sets;
+    uint64_t host_frame = ~0ull; // the frame last recorded here for the host
+    // The host's timeline semaphore and the value it reaches when that frame is done, if it said.
+    VkSemaphore host_timeline = VK_NULL_HANDLE;
+    uint64_t host_value = 0;
 };
 
 Executor::Executor(gpu::Device& device, ExecutorDesc desc) : device_(device), desc_(std::move(desc)) {
@@ -284,6 +292,23 @@ Executor::Slot& Executor::begin_frame(FrameGraph& graph, bool host) {
     for (Queue q : {Queue::Graphics, Queue::AsyncCompute})
         if (slot.pending[size_t(q)]) device_.wait(role(q), slot.pending[size_t(q)]);
     slot.pending = {};
+    // The host's frame recorded here frames_in_flight calls ago: its timeline semaphore, when the
+    // host gave one, is waited for; otherwise record()'s rule says the frame is complete.
+    if (slot.host_timeline) {
+        const double limit_s = device_.wait_timeout();
+        const uint64_t timeout_ns = limit_s > 0 ? uint64_t(limit_s * 1e9) : UINT64_MAX;
+        VkSemaphoreWaitInfo wi{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, nullptr, 0, 1, &slot.host_timeline,
+                               &slot.host_value};
+        const VkResult r = vkWaitSemaphores(device_.vk(), &wi, timeout_ns);
+        if (r == VK_TIMEOUT)
+            throw Error(ErrorCode::Timeout, "fg::Executor: the host's timeline semaphore did not reach " +
+                                                std::to_string(slot.host_value) + " (frame " +
+                                                std::to_string(slot.host_frame) + ") within " +
+                                                std::to_string(limit_s) + " s");
+        check_vk(r, "vkWaitSemaphores(host timeline)");
+        slot.host_timeline = VK_NULL_HANDLE;
+    }
+    if (slot.host_sets) slot.host_sets->finished_all();
     collect_timings(slot, !slot.host_recorded);
     slot.host_recorded = host;
     ensure_resources(slot, index, graph);
@@ -426,11 +451,42 @@ FrameSubmission Executor::run(FrameGraph& graph) {
     return out;
 }
 
-void Executor::record(FrameGraph& graph, VkCommandBuffer host_cmd) {
+uint64_t Executor::record(FrameGraph& graph, VkCommandBuffer host_cmd) {
+    return record_host(graph, host_cmd, VK_NULL_HANDLE, 0);
+}
+
+uint64_t Executor::record(FrameGraph& graph, VkCommandBuffer host_cmd, VkSemaphore host_timeline,
+                          uint64_t value) {
+    if (!host_timeline)
+        throw Error(ErrorCode::InvalidArgument, "fg::Executor::record: a null host timeline semaphore");
+    return record_host(graph, host_cmd, host_timeline, value);
+}
+
+uint64_t Executor::record_host(FrameGraph& graph, VkCommandBuffer host_cmd, VkSemaphore host_timeline,
+                               uint64_t value) {
     Slot& slot = begin_frame(graph, true);
     const uint32_t index = uint32_t(frame_ % slots_.size());
     const Plan& plan = graph.plan();
-    gpu::CommandBuffer cmd = gpu::CommandBuffer::wrap(device_, host_cmd, gpu::QueueRole::Graphics);
+    if (!slot.host_sets)
+        slot.host_sets = std::make_unique<gpu::DescriptorArena>(
+            device_, desc_.name + "/host frame descriptors" + slot_suffix(index));
+    // Closed however recording ends: a frame that failed half-way may still be submitted (or its
+    // command buffer reset) by the host, and the slot's next turn releases it either way.
+    struct Close {
+        Slot& slot;
+        VkSemaphore semaphore;
+        uint64_t value;
+        ~Close() {
+            if (semaphore)
+                slot.host_sets->close(semaphore, value);
+            else
+                slot.host_sets->close();
+        }
+    } close{slot, host_timeline, value};
+    slot.host_timeline = host_timeline;
+    slot.host_value = value;
+    gpu::CommandBuffer cmd =
+        gpu::CommandBuffer::wrap(device_, host_cmd, gpu::QueueRole::Graphics, slot.host_sets.get());
     slot.timed = desc_.timestamps && device_.caps().timestamps;
     if (slot.timed) {
         slot.timers[0].prepare(device_, uint32_t(plan.passes.size()),
@@ -438,7 +494,15 @@ void Executor::record(FrameGraph& graph, VkCommandBuffer host_cmd) {
         slot.timers[0].reset(cmd);
     }
     for (const Batch& batch : plan.batches) record_batch(slot, index, graph, batch, cmd);
-    ++frame_;
+    slot.host_frame = frame_;
+    return frame_++;
+}
+
+void Executor::frame_finished(uint64_t frame) {
+    Slot& slot = *slots_[frame % slots_.size()];
+    if (!slot.host_recorded || slot.host_frame != frame) return;
+    slot.host_timeline = VK_NULL_HANDLE; // nothing left to wait for
+    if (slot.host_sets) slot.host_sets->finished_all();
 }
 
 // --- recording ------------------------------------------------------------------------------------

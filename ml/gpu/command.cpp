@@ -21,11 +21,12 @@ CommandBuffer::CommandBuffer(Device& device, QueueRole role) : device_(&device),
     check_vk(r, "vkAllocateCommandBuffers");
 }
 
-CommandBuffer CommandBuffer::wrap(Device& device, VkCommandBuffer cmd, QueueRole role) {
+CommandBuffer CommandBuffer::wrap(Device& device, VkCommandBuffer cmd, QueueRole role, DescriptorArena* arena) {
     CommandBuffer c;
     c.device_ = &device;
     c.role_ = role;
     c.cmd_ = cmd;
+    c.arena_ = arena;
     return c;
 }
 
@@ -35,11 +36,9 @@ CommandBuffer::~CommandBuffer() {
 
 CommandBuffer::CommandBuffer(CommandBuffer&& o) noexcept
     : device_(o.device_), role_(o.role_), pool_(std::exchange(o.pool_, VK_NULL_HANDLE)),
-      cmd_(std::exchange(o.cmd_, VK_NULL_HANDLE)), descriptor_pools_(std::move(o.descriptor_pools_)),
-      current_pool_(o.current_pool_), submitted_queue_(o.submitted_queue_),
-      submitted_value_(std::exchange(o.submitted_value_, 0)) {
-    o.descriptor_pools_.clear();
-}
+      cmd_(std::exchange(o.cmd_, VK_NULL_HANDLE)), own_arena_(std::move(o.own_arena_)),
+      arena_(std::exchange(o.arena_, nullptr)), submitted_queue_(o.submitted_queue_),
+      submitted_value_(std::exchange(o.submitted_value_, 0)) {}
 
 CommandBuffer& CommandBuffer::operator=(CommandBuffer&& o) noexcept {
     if (this != &o) {
@@ -48,9 +47,8 @@ CommandBuffer& CommandBuffer::operator=(CommandBuffer&& o) noexcept {
         role_ = o.role_;
         pool_ = std::exchange(o.pool_, VK_NULL_HANDLE);
         cmd_ = std::exchange(o.cmd_, VK_NULL_HANDLE);
-        descriptor_pools_ = std::move(o.descriptor_pools_);
-        o.descriptor_pools_.clear();
-        current_pool_ = o.current_pool_;
+        own_arena_ = std::move(o.own_arena_);
+        arena_ = std::exchange(o.arena_, nullptr);
         submitted_queue_ = o.submitted_queue_;
         submitted_value_ = std::exchange(o.submitted_value_, 0);
     }
@@ -58,19 +56,27 @@ CommandBuffer& CommandBuffer::operator=(CommandBuffer&& o) noexcept {
 }
 
 void CommandBuffer::destroy() {
-    if (!device_ || (!pool_ && descriptor_pools_.empty())) return;
-    const bool wrapped = !pool_;
-    auto free = [vk = device_->vk(), pool = pool_, pools = std::move(descriptor_pools_)] {
-        for (VkDescriptorPool p : pools) vkDestroyDescriptorPool(vk, p, nullptr);
-        if (pool) vkDestroyCommandPool(vk, pool, nullptr); // frees the command buffer too
+    if (own_arena_ && !pool_ && own_arena_->has_open()) {
+        // A host buffer vkml did not submit: the host will, and nobody tells vkml when its work
+        // ends. Freeing the sets now would leave the host's buffer pointing at freed sets.
+        device_->message(Severity::Warning,
+                         "a wrapped host command buffer went away holding descriptor sets whose "
+                         "submission vkml is not told about (no push descriptors): they are kept "
+                         "until the Device goes; pass a DescriptorArena to CommandBuffer::wrap and "
+                         "close it when the host submits");
+        own_arena_->abandon_open();
+    }
+    // The arena retires its closed sets against their submissions and frees the rest.
+    own_arena_.reset();
+    arena_ = nullptr;
+    if (!device_ || !pool_) return;
+    auto free = [vk = device_->vk(), pool = pool_] {
+        vkDestroyCommandPool(vk, pool, nullptr); // frees the command buffer too
     };
-    descriptor_pools_.clear();
     pool_ = VK_NULL_HANDLE;
     cmd_ = VK_NULL_HANDLE;
     if (submitted_value_)
         device_->retire(submitted_queue_, submitted_value_, std::move(free));
-    else if (wrapped) // descriptor pools of a host buffer: its submissions are the host's, unknown here
-        device_->retire(std::move(free));
     else
         free();
 }
@@ -82,9 +88,10 @@ bool CommandBuffer::in_flight() const {
 void CommandBuffer::reset() {
     if (submitted_value_) device_->wait(submitted_queue_, submitted_value_);
     submitted_value_ = 0;
-    for (VkDescriptorPool p : descriptor_pools_) vkResetDescriptorPool(device_->vk(), p, 0);
-    current_pool_ = 0;
-    if (pool_) check_vk(vkResetCommandPool(device_->vk(), pool_, 0), "vkResetCommandPool");
+    if (!pool_) return; // a host buffer: the host resets it, and its sets are the arena owner's
+    check_vk(vkResetCommandPool(device_->vk(), pool_, 0), "vkResetCommandPool");
+    // What was recorded and never submitted is gone with the reset; what was submitted is done.
+    if (own_arena_) own_arena_->discard_open();
 }
 
 void CommandBuffer::begin() {
@@ -104,26 +111,11 @@ void CommandBuffer::end() {
 }
 
 VkDescriptorSet CommandBuffer::allocate_set(VkDescriptorSetLayout layout) {
-    for (;;) {
-        if (current_pool_ == descriptor_pools_.size()) {
-            VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1024};
-            VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-            pi.maxSets = 256;
-            pi.poolSizeCount = 1;
-            pi.pPoolSizes = &size;
-            VkDescriptorPool pool;
-            check_vk(vkCreateDescriptorPool(device_->vk(), &pi, nullptr, &pool), "vkCreateDescriptorPool");
-            descriptor_pools_.push_back(pool);
-        }
-        VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, nullptr,
-                                       descriptor_pools_[current_pool_], 1, &layout};
-        VkDescriptorSet set;
-        const VkResult r = vkAllocateDescriptorSets(device_->vk(), &ai, &set);
-        if (r == VK_SUCCESS) return set;
-        if (r != VK_ERROR_OUT_OF_POOL_MEMORY && r != VK_ERROR_FRAGMENTED_POOL)
-            check_vk(r, "vkAllocateDescriptorSets");
-        ++current_pool_; // this pool is full: move on to the next (or a new) one
+    if (!arena_) {
+        own_arena_ = std::make_unique<DescriptorArena>(*device_, "descriptor sets of a command buffer");
+        arena_ = own_arena_.get();
     }
+    return arena_->allocate(layout);
 }
 
 void CommandBuffer::dispatch(const Pipeline& pipeline, std::span<const BufferRange> buffers, const void* push,

@@ -56,6 +56,7 @@ using QueueValues = std::array<uint64_t, queue_role_count>;
 struct Retired {
     QueueValues values{};
     std::function<void()> destroy;
+    bool at_teardown = false; // no timeline value says when: only the Device's destruction frees it
 };
 
 constexpr double default_wait_timeout_s = 600;
@@ -343,6 +344,7 @@ struct Device::Impl {
         for (auto it = retired.begin(); it != retired.end();) {
             bool done = true;
             for (size_t i = 0; i < now.size() && !all; ++i) done = done && it->values[i] <= now[i];
+            done = done && (all || !it->at_teardown);
             if (done) {
                 ready.push_back(std::move(it->destroy));
                 it = retired.erase(it);
@@ -912,6 +914,12 @@ void Device::retire_when(const std::array<uint64_t, queue_role_count>& values,
     }
     std::lock_guard lock(impl_->retire_mutex);
     impl_->retired.push_back({values, std::move(destroy)});
+    impl_->retired_count = impl_->retired.size();
+}
+
+void Device::retire_at_teardown(std::function<void()> destroy) {
+    std::lock_guard lock(impl_->retire_mutex);
+    impl_->retired.push_back({{}, std::move(destroy), true});
     impl_->retired_count = impl_->retired.size();
 }
 

@@ -5,6 +5,7 @@
 #include "vkml/gpu/buffer.hpp"
 #include "vkml/gpu/capabilities.hpp"
 #include "vkml/gpu/command.hpp"
+#include "vkml/gpu/descriptors.hpp"
 #include "vkml/gpu/device.hpp"
 #include "vkml/gpu/half.hpp"
 #include "vkml/gpu/image.hpp"

@@ -54,9 +54,20 @@ public:
     FrameSubmission run(FrameGraph& graph);
     // Records the whole frame into the host's command buffer (recording, outside a render pass,
     // from the graphics queue's family). Everything runs on that queue, so the graph is compiled
-    // without async compute. The host submits it, and must know that the frame recorded
-    // frames_in_flight calls earlier has completed (its own fences tell it) before calling again.
-    void record(FrameGraph& graph, VkCommandBuffer host_cmd);
+    // without async compute. The host submits it whenever it likes, and must know that the frame
+    // recorded frames_in_flight calls earlier has completed (its own fences tell it) before
+    // calling again: that frame's transients, timestamps and descriptor sets are reused then.
+    // Returns the frame's number, for frame_finished().
+    uint64_t record(FrameGraph& graph, VkCommandBuffer host_cmd);
+    // The same, with a timeline semaphore of the host's that reaches `value` once the host's
+    // submission of `host_cmd` is done: before the frame slot is reused, vkml waits for it instead
+    // of relying on the rule above. The semaphore must stay valid until then, or until the host
+    // reports the frame with frame_finished().
+    uint64_t record(FrameGraph& graph, VkCommandBuffer host_cmd, VkSemaphore host_timeline, uint64_t value);
+    // The host tells vkml that the GPU finished the frame record() returned `frame` for (a fence
+    // or semaphore of its own said so): its descriptor sets may be reused before the frame slot
+    // comes round again. Optional; unknown or older frames are ignored.
+    void frame_finished(uint64_t frame);
     void wait_idle();
 
     // Per-pass GPU times of the latest frame known to be complete, on a common time base, so
@@ -72,6 +83,7 @@ public:
 private:
     struct Slot;
     Slot& begin_frame(FrameGraph& graph, bool host);
+    uint64_t record_host(FrameGraph& graph, VkCommandBuffer host_cmd, VkSemaphore host_timeline, uint64_t value);
     void ensure_resources(Slot& slot, uint32_t index, const FrameGraph& graph);
     void record_batch(Slot& slot, uint32_t slot_index, const FrameGraph& graph, const Batch& batch,
                       gpu::CommandBuffer& cmd);

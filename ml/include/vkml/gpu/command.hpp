@@ -1,12 +1,15 @@
 #pragma once
 // CommandBuffer: records vkml's work. It either owns a command pool and buffer, or wraps a
 // command buffer the host is recording (then vkml only appends commands to it). Descriptors are
-// pushed (VK_KHR_push_descriptor) where supported, else written into sets from pools this
-// wrapper owns and recycles on reset().
+// pushed (VK_KHR_push_descriptor) where supported, else written into sets from a DescriptorArena:
+// the buffer's own, or one the caller passes to wrap().
 //
-// Lifetime: Device::submit notes the timeline value the buffer's work signals. Re-recording
-// (begin/reset) waits for that work; destruction never frees a pool the GPU may still execute:
-// it is retired against that value (Device::retire) and freed once the work is done.
+// Lifetime: Device::submit notes the timeline value the buffer's work signals and closes its own
+// arena's sets against it. Re-recording (begin/reset) waits for that work; destruction never
+// frees a pool the GPU may still execute: it is retired against that value (Device::retire) and
+// freed once the work is done. A wrapped host buffer that the host submits itself needs an arena
+// whose owner says when that work is done (fg::Executor::record does); without one, sets still
+// open when the wrapper goes are kept until the Device goes, with a warning.
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -17,6 +20,7 @@
 #include <vulkan/vulkan_core.h>
 
 #include "vkml/gpu/buffer.hpp"
+#include "vkml/gpu/descriptors.hpp"
 #include "vkml/gpu/device.hpp"
 #include "vkml/gpu/image.hpp"
 
@@ -28,8 +32,11 @@ class CommandBuffer {
 public:
     // Owns its pool and buffer, for `role`'s queue family.
     CommandBuffer(Device& device, QueueRole role);
-    // Wraps a host command buffer in the recording state; nothing of it is owned.
-    static CommandBuffer wrap(Device& device, VkCommandBuffer cmd, QueueRole role);
+    // Wraps a host command buffer in the recording state; nothing of it is owned. Descriptor sets
+    // (devices without push descriptors) come from `arena` when given; its owner closes them
+    // (DescriptorArena::close) once it knows how the host's submission ends.
+    static CommandBuffer wrap(Device& device, VkCommandBuffer cmd, QueueRole role,
+                              DescriptorArena* arena = nullptr);
     ~CommandBuffer();
     CommandBuffer(CommandBuffer&&) noexcept;
     CommandBuffer& operator=(CommandBuffer&&) noexcept;
@@ -38,7 +45,7 @@ public:
 
     void begin(); // one-time-submit recording; resets first
     void end();
-    // The command buffer and its descriptor pools; waits first when its last submission is still
+    // The command buffer and its descriptor sets; waits first when its last submission is still
     // running (Device::wait).
     void reset();
     // Whether the work of its last submission may still be running.
@@ -78,14 +85,15 @@ private:
     void submitted(QueueRole queue, uint64_t value) {
         submitted_queue_ = queue;
         submitted_value_ = value;
+        if (own_arena_) own_arena_->close(queue, value);
     }
 
     Device* device_ = nullptr;
     QueueRole role_ = QueueRole::Compute;
     VkCommandPool pool_ = VK_NULL_HANDLE; // null when wrapping a host command buffer
     VkCommandBuffer cmd_ = VK_NULL_HANDLE;
-    std::vector<VkDescriptorPool> descriptor_pools_;
-    size_t current_pool_ = 0;
+    std::unique_ptr<DescriptorArena> own_arena_; // created on the first pooled set
+    DescriptorArena* arena_ = nullptr;           // own_arena_, or the one given to wrap()
     QueueRole submitted_queue_ = QueueRole::Compute;
     uint64_t submitted_value_ = 0; // timeline value of the last submission (0: none)
 };

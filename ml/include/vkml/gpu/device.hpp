@@ -168,6 +168,10 @@ public:
     void retire(std::function<void()> destroy);
     // The same, once `role`'s timeline reaches `value` (for objects that know their last use).
     void retire(QueueRole role, uint64_t value, std::function<void()> destroy);
+    // For objects last used by work the host submits without telling vkml when it finishes (a
+    // host command buffer's descriptor sets that nobody closed, see DescriptorArena): `destroy`
+    // runs when the Device goes, which the host must do after its work is done.
+    void retire_at_teardown(std::function<void()> destroy);
     // Runs the retired destructions whose work is complete; with `wait`, waits for the rest first.
     void collect(bool wait = false);
     // Retired destructions still waiting for the GPU.
