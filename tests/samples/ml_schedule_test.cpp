@@ -27,6 +27,13 @@ using namespace vkml;
 
 namespace {
 
+// CTest runs this suite twice, maybe at the same time: as it is and as nopush.* with
+// VKML_DISABLE_PUSH_DESCRIPTOR=1. Each run writes under a folder of its own.
+fs::path work_root() {
+    const char* nopush = std::getenv("VKML_DISABLE_PUSH_DESCRIPTOR");
+    return fs::path(VKML_SCHEDULE_WORK_DIR) / (nopush && std::string(nopush) == "1" ? "nopush" : "push");
+}
+
 std::string slurp(const fs::path& p) {
     std::ifstream f(p);
     std::stringstream s;
@@ -36,7 +43,7 @@ std::string slurp(const fs::path& p) {
 
 // Runs `exe args` writing into a fresh WORK/name/out; fails the test on a non-zero exit.
 fs::path run(const std::string& exe, const std::string& name, const std::string& args) {
-    const fs::path dir = fs::path(VKML_SCHEDULE_WORK_DIR) / name;
+    const fs::path dir = work_root() / name;
     fs::remove_all(dir);
     fs::create_directories(dir);
     const std::string cmd = "\"" + exe + "\" " + args + " --out \"" + (dir / "out").string() + "\" >\"" +

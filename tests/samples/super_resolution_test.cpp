@@ -26,6 +26,13 @@ namespace fs = std::filesystem;
 namespace vkml::samples {
 namespace {
 
+// CTest runs this suite twice, maybe at the same time: as it is and as nopush.* with
+// VKML_DISABLE_PUSH_DESCRIPTOR=1. Each run writes under a folder of its own.
+fs::path work_root() {
+    const char* nopush = std::getenv("VKML_DISABLE_PUSH_DESCRIPTOR");
+    return fs::path(VKML_SR_WORK_DIR) / (nopush && std::string(nopush) == "1" ? "nopush" : "push");
+}
+
 struct Result {
     int code = -1;
     std::string out, err;
@@ -40,7 +47,7 @@ std::string slurp(const fs::path& p) {
 
 // Runs the sample with `args` (and an optional environment prefix), capturing stdout and stderr.
 Result run_sample(const std::string& name, const std::string& args, const std::string& env = "") {
-    const fs::path dir = fs::path(VKML_SR_WORK_DIR) / name;
+    const fs::path dir = work_root() / name;
     fs::create_directories(dir);
     const std::string cmd = env + " \"" + std::string(VKML_SR_SAMPLE) + "\" " + args + " >\"" +
                             (dir / "stdout.txt").string() + "\" 2>\"" + (dir / "stderr.txt").string() + "\"";
@@ -113,7 +120,7 @@ TEST_P(Headless, WritesFramesTimingsAndComparison) {
     const std::string model = GetParam();
     REQUIRE_MODEL(model);
     std::string test = "headless_" + model;
-    const fs::path dir = fs::path(VKML_SR_WORK_DIR) / test / "out";
+    const fs::path dir = work_root() / test / "out";
     fs::remove_all(dir);
     // The ESRGAN models take seconds per frame on lavapipe: one frame for them.
     const int frames = model.rfind("esrgan", 0) == 0 ? 1 : 2;
@@ -200,7 +207,7 @@ INSTANTIATE_TEST_SUITE_P(Models, Headless,
 
 // Nearest-neighbour 2x must be exact pixel replication of the low-res render.
 TEST(HeadlessNearest, IsPixelReplicationOfTheLowResRender) {
-    const fs::path dir = fs::path(VKML_SR_WORK_DIR) / "nearest_exact" / "out";
+    const fs::path dir = work_root() / "nearest_exact" / "out";
     fs::remove_all(dir);
     const Result r = run_sample("nearest_exact",
                                 "--headless --frames 1 --size 96x64 --no-overlay --compare --model nearest "
@@ -221,7 +228,7 @@ TEST(HeadlessNearest, IsPixelReplicationOfTheLowResRender) {
 // the model's, the same pixels as the separate panels.
 TEST(HeadlessSplit, ShowsBilinearLeftAndTheModelRightOnAsyncCompute) {
     REQUIRE_MODEL("anime4k-s");
-    const fs::path dir = fs::path(VKML_SR_WORK_DIR) / "split" / "out";
+    const fs::path dir = work_root() / "split" / "out";
     fs::remove_all(dir);
     const Result r =
         // One frame: with --async-compute the upscaler works one frame behind the render, and its
@@ -250,7 +257,7 @@ TEST(HeadlessSplit, ShowsBilinearLeftAndTheModelRightOnAsyncCompute) {
 TEST(Errors, MissingModelFileIsOneLineAndExitCodeOne) {
     const Result r = run_sample("missing_model",
                                 "--headless --size 64x48 --model /nonexistent/model.json --out \"" +
-                                    (fs::path(VKML_SR_WORK_DIR) / "missing_model" / "out").string() + "\"");
+                                    (work_root() / "missing_model" / "out").string() + "\"");
     EXPECT_EQ(r.code, 1);
     EXPECT_EQ(lines(r.err), 1) << r.err;
     EXPECT_NE(r.err.find("/nonexistent/model.json: model file not found"), std::string::npos) << r.err;
@@ -259,7 +266,7 @@ TEST(Errors, MissingModelFileIsOneLineAndExitCodeOne) {
 TEST(Errors, MissingModelCacheNamesTheModel) {
     const Result r = run_sample("missing_cache",
                                 "--headless --size 64x48 --model esrgan-slim --out \"" +
-                                    (fs::path(VKML_SR_WORK_DIR) / "missing_cache" / "out").string() + "\"",
+                                    (work_root() / "missing_cache" / "out").string() + "\"",
                                 "VKML_MODELS=/nonexistent-models");
     EXPECT_EQ(r.code, 1);
     EXPECT_EQ(lines(r.err), 1) << r.err;
