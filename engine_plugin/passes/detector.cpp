@@ -10,6 +10,7 @@
 
 #include "vkml/error.hpp"
 #include "vkml/gpu/transfer.hpp"
+#include "vkml/passes/models.hpp"
 #include "vkml/graph/session.hpp"
 #include "vkml/import/model.hpp"
 #include "vkml/ops/detect.hpp"
@@ -87,17 +88,7 @@ std::span<const char* const> coco_class_names() {
 }
 
 std::filesystem::path resolve_model(std::string_view model) {
-    if (model == "nanodet") {
-        const char* env = std::getenv("VKML_MODELS");
-        std::filesystem::path cache;
-        if (env && *env) {
-            cache = env;
-        } else {
-            const char* home = std::getenv("HOME");
-            cache = std::filesystem::path(home ? home : "/nonexistent") / ".cache/vkml/models";
-        }
-        return cache / "human-models/models/nanodet.json";
-    }
+    if (model == "nanodet") return find_model(model)->path;
     return std::filesystem::path(model);
 }
 

@@ -1,9 +1,7 @@
 #include "vkml/passes/super_resolution.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
-#include <regex>
 
 #include "vkml/error.hpp"
 #include "vkml/gpu/command.hpp"
@@ -13,24 +11,16 @@
 #include "vkml/import/model.hpp"
 #include "vkml/ops/detect.hpp"
 #include "vkml/ops/layout.hpp"
+#include "vkml/passes/models.hpp"
 
 namespace vkml::passes {
 
 namespace {
 
-std::string default_models_dir() {
-    if (const char* env = std::getenv("VKML_MODELS"); env && *env) return env;
-    const char* home = std::getenv("HOME");
-    return (std::filesystem::path(home ? home : ".") / ".cache/vkml/models").string();
-}
-
 bool is_filter(const std::string& name) {
     return name == "bilinear" || name == "nearest";
 }
 
-bool is_esrgan(const std::string& model) {
-    return model.find("esrgan") != std::string::npos;
-}
 
 } // namespace
 
@@ -40,15 +30,7 @@ std::vector<std::string> SuperResolution::model_names() {
 
 std::string SuperResolution::model_path(const std::string& model, const std::string& models_dir) {
     if (is_filter(model)) return {};
-    const std::filesystem::path dir = models_dir.empty() ? default_models_dir() : models_dir;
-    static const std::regex anime4k("anime4k-([sml])(?:-(rl|an|3d))?");
-    std::smatch m;
-    if (std::regex_match(model, m, anime4k)) {
-        const std::string variant = m[2].matched ? m[2].str() : "rl";
-        return (dir / "websr/weights/anime4k" / ("cnn-2x-" + m[1].str() + "-" + variant + ".json")).string();
-    }
-    if (model == "esrgan-slim" || model == "esrgan-medium" || model == "esrgan-thick")
-        return (dir / model / "models/x2/model.json").string();
+    if (const auto reg = find_model(model, 2, models_dir)) return reg->path.string();
     return model; // a path
 }
 
@@ -74,7 +56,8 @@ SuperResolution::SuperResolution(gpu::Device& device, const SuperResolutionDesc&
     m.in_shape = {1, 3, h, w};
     m.out_shape = {1, 3, 2 * h, 2 * w};
     const std::string path = model_path(desc.model, desc.models_dir);
-    m.range = desc.value_range > 0 ? desc.value_range : is_esrgan(desc.model) ? 255.f : 1.f;
+    const auto registered = is_filter(desc.model) ? std::nullopt : find_model(desc.model, 2, desc.models_dir);
+    m.range = desc.value_range > 0 ? desc.value_range : registered ? registered->input_range : 1.f;
 
     if (is_filter(desc.model)) {
         ops::ResizeDesc r;

@@ -1,24 +1,18 @@
 #include "upscale_model.hpp"
 
-#include <cstdlib>
 
 #include "vkml/error.hpp"
 #include "vkml/gpu/command.hpp"
 #include "vkml/graph/session.hpp"
 #include "vkml/graph/tiled.hpp"
 #include "vkml/import/model.hpp"
+#include "vkml/passes/models.hpp"
 
 namespace vkml::tool {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-fs::path models_root() {
-    if (const char* env = std::getenv("VKML_MODELS"); env && *env) return env;
-    const char* home = std::getenv("HOME");
-    return fs::path(home ? home : ".") / ".cache/vkml/models";
-}
 
 [[noreturn]] void bad_model(const std::string& what) {
     throw Error(ErrorCode::InvalidArgument, what);
@@ -30,31 +24,14 @@ ResolvedModel resolve_model(const ModelChoice& c) {
     ResolvedModel m;
     const int scale = c.scale ? c.scale : 2;
     const std::string& n = c.name;
-    const fs::path root = models_root();
-    if (n.rfind("anime4k-", 0) == 0) {
-        // anime4k-s|m|l with the real-life weights (what camera footage and rendered scenes want),
-        // or an explicit -an (animation) / -rl / -3d variant; the same names the SR sample uses.
-        std::string size = n.substr(8), variant = "rl";
-        if (const size_t dash = size.find('-'); dash != std::string::npos) {
-            variant = size.substr(dash + 1);
-            size = size.substr(0, dash);
-        }
-        if ((size != "s" && size != "m" && size != "l") ||
-            (variant != "an" && variant != "rl" && variant != "3d"))
-            bad_model("unknown model '" + n +
-                      "' (anime4k-s, anime4k-m, anime4k-l, optionally with -an, -rl or -3d)");
-        if (scale != 2)
-            bad_model("the Anime4K models upscale 2x only (--scale 2), not " + std::to_string(scale) + "x");
-        m.path = root / "websr/weights/anime4k" / ("cnn-2x-" + size + "-" + variant + ".json");
-        m.input_range = 1.f;
-        m.label = n + " (Anime4K CNN 2x, " + variant + ")";
-    } else if (n == "esrgan-slim" || n == "esrgan-medium" || n == "esrgan-thick") {
-        if (scale != 2 && scale != 3 && scale != 4 && scale != 8)
-            bad_model(n + " comes in 2x, 3x, 4x and 8x; --scale " + std::to_string(scale) +
-                      " is none of them");
-        m.path = root / n / "models" / ("x" + std::to_string(scale)) / "model.json";
-        m.input_range = 255.f;
-        m.label = n + " x" + std::to_string(scale);
+    // The registry's names (anime4k-s|m|l[-an|-rl|-3d], esrgan-slim|medium|thick), the same ones
+    // passes::SuperResolution and the samples take.
+    if (const auto reg = passes::find_model(n, scale, c.models_dir)) {
+        if (reg->family == passes::ModelFamily::NanoDet)
+            bad_model("'" + n + "' is a detector (vkml detect), not an upscaler");
+        m.path = reg->path;
+        m.input_range = reg->input_range;
+        m.label = reg->label;
     } else {
         m.path = n;
         std::error_code ec;

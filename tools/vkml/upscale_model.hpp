@@ -20,7 +20,7 @@ struct ModelChoice {
     float input_range = 0; // 0: the model's own (esrgan 255, others 1)
     bool fp32 = false;
     int tile = 0;           // 0: automatic
-    std::string models_dir; // empty: $VKML_MODELS, else ~/.cache/vkml/models
+    std::string models_dir; // where built-in names resolve; empty: passes::models_dir()
 };
 
 // The model file a name stands for, with the pixel range it expects (1 or 255) and its scale.

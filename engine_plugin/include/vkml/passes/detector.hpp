@@ -83,7 +83,8 @@ struct DetectorDesc {
     std::vector<std::string> class_names; // empty: COCO's
 };
 
-// The model file `model` names: "nanodet" resolves into ${VKML_MODELS:-~/.cache/vkml/models}.
+// The model file `model` names: "nanodet" resolves through the model registry
+// (vkml/passes/models.hpp) into ${VKML_MODELS:-~/.cache/vkml/models}; anything else is a path.
 std::filesystem::path resolve_model(std::string_view model);
 
 // The detections of one record(): host-visible, written by the GPU, read by Detector::read().

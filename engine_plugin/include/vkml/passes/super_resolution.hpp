@@ -10,7 +10,8 @@
 // filters) and "<name> to image" (TensorToImage: -> RGBA8 storage image, alpha 1). All three run
 // on the queue asked for; the frame graph adds the barriers and cross-queue semaphores.
 //
-// Models, by name (files under the model cache, $VKML_MODELS or ~/.cache/vkml/models):
+// Models, by name (the registry of vkml/passes/models.hpp: files under the model cache,
+// $VKML_MODELS or ~/.cache/vkml/models; the same names `vkml upscale -m` takes):
 //   anime4k-s, anime4k-m, anime4k-l   Anime4K CNN 2x S/M/L, "-rl" weights (trained on real-life
 //                                     images: the right ones for a rendered scene); "-an"
 //                                     (animation) or "-3d" variants as anime4k-m-an etc.
@@ -62,8 +63,8 @@ public:
 
     // The built-in names, in the order a UI cycles through them.
     static std::vector<std::string> model_names();
-    // The file a name stands for (empty for bilinear and nearest; a path is returned as is).
-    // Does not check that it exists.
+    // The file a name stands for (passes::find_model at 2x; empty for bilinear and nearest; a path
+    // is returned as is). Does not check that it exists.
     static std::string model_path(const std::string& model, const std::string& models_dir = {});
 
     const std::string& name() const; // the name or path given
