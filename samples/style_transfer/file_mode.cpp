@@ -20,7 +20,7 @@
 #include "vkml/gpu/device.hpp"
 #include "vkml/passes/stylizer.hpp"
 #if VKML_STYLE_VIDEO
-#include "media/transcode.hpp"
+#include "vkml/media/transcode.hpp"
 #endif
 
 namespace vkml::style_sample {

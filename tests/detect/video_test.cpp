@@ -19,8 +19,8 @@ extern "C" {
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "media/reader.hpp"
-#include "media/testclip.hpp"
+#include "vkml/media/reader.hpp"
+#include "vkml/media/testclip.hpp"
 #include "vkml/passes/detector.hpp"
 
 namespace {

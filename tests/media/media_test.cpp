@@ -15,8 +15,8 @@ extern "C" {
 #include <thread>
 
 #include "gpu_test.hpp"
-#include "media/testclip.hpp"
-#include "media/transcode.hpp"
+#include "vkml/media/testclip.hpp"
+#include "vkml/media/transcode.hpp"
 #include "media_util.hpp"
 #include "vkml/error.hpp"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "media/reader.hpp"
+#include "vkml/media/reader.hpp"
 
 namespace vkml::test {
 

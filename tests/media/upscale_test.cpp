@@ -18,7 +18,7 @@ extern "C" {
 #include <unistd.h>
 
 #include "gpu_test.hpp"
-#include "media/testclip.hpp"
+#include "vkml/media/testclip.hpp"
 #include "media_util.hpp"
 #include "vkml/graph/session.hpp"
 #include "vkml/import/model.hpp"

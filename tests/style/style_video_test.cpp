@@ -7,8 +7,8 @@
 #include <filesystem>
 
 #include "gpu_test.hpp"
-#include "media/testclip.hpp"
-#include "media/transcode.hpp"
+#include "vkml/media/testclip.hpp"
+#include "vkml/media/transcode.hpp"
 #include "style_paths.hpp"
 #include "vkml/passes/stylizer.hpp"
 

@@ -5,7 +5,7 @@
 // on the GPU and reads them back. The CPU only copies rows.
 #include <memory>
 
-#include "reader.hpp"
+#include "vkml/media/reader.hpp"
 #include "vkml/gpu/buffer.hpp"
 #include "vkml/ops/color.hpp"
 

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "reader.hpp"
+#include "vkml/media/reader.hpp"
 
 namespace vkml::media {
 

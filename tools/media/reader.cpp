@@ -1,6 +1,6 @@
 // Demux + decode with libavformat/libavcodec. libav's own log is silenced (set VKML_AV_LOG=1 to
 // see it): every failure becomes one vkml::Error line naming the file instead.
-#include "reader.hpp"
+#include "vkml/media/reader.hpp"
 
 extern "C" {
 #include <libavcodec/avcodec.h>

@@ -1,4 +1,4 @@
-#include "testclip.hpp"
+#include "vkml/media/testclip.hpp"
 
 extern "C" {
 #include <libavcodec/avcodec.h>

@@ -1,6 +1,6 @@
 // The three-stage pipeline of media::transcode (see transcode.hpp): load, proc (GPU) and save
 // threads with bounded queues between them, and the calling thread showing progress.
-#include "transcode.hpp"
+#include "vkml/media/transcode.hpp"
 
 extern "C" {
 #include <libavformat/avformat.h>
@@ -28,7 +28,7 @@ extern "C" {
 #include "image.hpp"
 #include "output_file.hpp"
 #include "queue.hpp"
-#include "reader.hpp"
+#include "vkml/media/reader.hpp"
 #include "vkml/error.hpp"
 #include "writer.hpp"
 

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "reader.hpp"
+#include "vkml/media/reader.hpp"
 
 struct AVCodecContext;
 

@@ -8,7 +8,7 @@
 #include <map>
 
 #include "common.hpp"
-#include "media/transcode.hpp"
+#include "vkml/media/transcode.hpp"
 #include "upscale_model.hpp"
 #include "vkml/error.hpp"
 #include "vkml/gpu/half.hpp"

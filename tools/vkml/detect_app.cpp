@@ -18,8 +18,8 @@
 #include "vkml/error.hpp"
 #include "vkml/gpu/device.hpp"
 
-#if __has_include("media/transcode.hpp")
-#include "media/transcode.hpp"
+#if __has_include("vkml/media/transcode.hpp")
+#include "vkml/media/transcode.hpp"
 #include "vkml/ops/detect.hpp"
 #define VKML_DETECT_VIDEO 1
 #else

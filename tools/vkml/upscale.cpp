@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "media/transcode.hpp"
+#include "vkml/media/transcode.hpp"
 #include "upscale_model.hpp"
 #include "vkml/error.hpp"
 #include "vkml/gpu/device.hpp"

@@ -14,7 +14,7 @@ extern "C" {
 #include <string>
 
 #include "commands.hpp"
-#include "media/testclip.hpp"
+#include "vkml/media/testclip.hpp"
 #include "vkml/error.hpp"
 
 namespace vkml::tool {

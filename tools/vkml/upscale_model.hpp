@@ -4,8 +4,8 @@
 #include <memory>
 #include <string>
 
-#include "media/testclip.hpp"
-#include "media/transcode.hpp"
+#include "vkml/media/testclip.hpp"
+#include "vkml/media/transcode.hpp"
 #include "vkml/graph/graph.hpp"
 
 namespace vkml {

@@ -10,8 +10,8 @@
 #include <memory>
 #include <string>
 
-#include "transcode.hpp"
 #include "vkml/error.hpp"
+#include "vkml/media/transcode.hpp"
 
 struct AVFrame;
 struct AVPacket;

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "reader.hpp"
+#include "vkml/media/reader.hpp"
 
 namespace vkml::media {
 
