@@ -18,12 +18,13 @@
 #include "vkml/error.hpp"
 #include "vkml/gpu/device.hpp"
 
-#if __has_include("vkml/media/transcode.hpp")
+// Videos through the media library when the build has it (vkml_cli links it and defines this).
+#ifndef VKML_DETECT_VIDEO
+#define VKML_DETECT_VIDEO 0
+#endif
+#if VKML_DETECT_VIDEO
 #include "vkml/media/transcode.hpp"
 #include "vkml/ops/detect.hpp"
-#define VKML_DETECT_VIDEO 1
-#else
-#define VKML_DETECT_VIDEO 0
 #endif
 
 namespace vkml::detect_app {
