@@ -12,6 +12,7 @@
 #include "vkml/gpu/command.hpp"
 #include "vkml/gpu/descriptors.hpp"
 #include "vkml/gpu/device.hpp"
+#include "vkml/gpu/image.hpp"
 
 namespace vkml::fg {
 
@@ -50,72 +51,6 @@ VkBufferUsageFlags buffer_usage(const PlannedResource& r) {
 std::string slot_suffix(uint32_t slot) {
     return " #" + std::to_string(slot);
 }
-
-// A transient image with its view, bound to its own memory or to an alias heap.
-class OwnedImage {
-public:
-    OwnedImage(gpu::Device& device, const PlannedResource& r, const gpu::AllocationPtr& heap,
-               const std::string& name)
-        : device_(device) {
-        const VkImageCreateInfo ci = image_info(r, device.shared_queue_families());
-        check_vk(vkCreateImage(device.vk(), &ci, nullptr, &image_), "vkCreateImage");
-        try {
-            VkMemoryRequirements req;
-            vkGetImageMemoryRequirements(device.vk(), image_, &req);
-            if (heap) {
-                if (heap->size() < req.size || heap->offset() % req.alignment ||
-                    !(req.memoryTypeBits & (1u << heap->memory_type())))
-                    throw Error(ErrorCode::Generic,
-                                "frame graph: '" + r.name + "' does not fit its alias heap");
-                memory_ = heap;
-            } else {
-                memory_ = device.allocator().allocate(req, gpu::MemoryUsage::DeviceLocal,
-                                                      gpu::ResourceTiling::Optimal);
-            }
-            check_vk(vkBindImageMemory(device.vk(), image_, memory_->memory(), memory_->offset()),
-                     "vkBindImageMemory");
-            // Images only copied to and from (transfer usage alone) may not have views.
-            constexpr VkImageUsageFlags view_usage = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_STORAGE_BIT |
-                                                     VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT |
-                                                     VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT |
-                                                     VK_IMAGE_USAGE_INPUT_ATTACHMENT_BIT;
-            VkImageViewCreateInfo vi{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-            vi.image = image_;
-            vi.viewType = VK_IMAGE_VIEW_TYPE_2D;
-            vi.format = r.format;
-            vi.subresourceRange = {format_aspect(r.format), 0, 1, 0, 1};
-            if (r.image_usage & view_usage)
-                check_vk(vkCreateImageView(device.vk(), &vi, nullptr, &view_), "vkCreateImageView");
-        } catch (...) {
-            destroy();
-            throw;
-        }
-        device.set_debug_name(VK_OBJECT_TYPE_IMAGE, image_, name);
-        if (view_) device.set_debug_name(VK_OBJECT_TYPE_IMAGE_VIEW, view_, name);
-    }
-    ~OwnedImage() { destroy(); }
-    OwnedImage(const OwnedImage&) = delete;
-    OwnedImage& operator=(const OwnedImage&) = delete;
-    VkImage image() const { return image_; }
-    VkImageView view() const { return view_; }
-
-private:
-    void destroy() {
-        // Frames that use it may still run: destroyed (and its memory released) once vkml's work
-        // so far is done.
-        if (!view_ && !image_ && !memory_) return;
-        device_.retire([vk = device_.vk(), view = std::exchange(view_, VK_NULL_HANDLE),
-                        image = std::exchange(image_, VK_NULL_HANDLE), memory = std::move(memory_)] {
-            if (view) vkDestroyImageView(vk, view, nullptr);
-            if (image) vkDestroyImage(vk, image, nullptr);
-        });
-        memory_.reset();
-    }
-    gpu::Device& device_;
-    VkImage image_ = VK_NULL_HANDLE;
-    VkImageView view_ = VK_NULL_HANDLE;
-    gpu::AllocationPtr memory_;
-};
 
 // Timestamps of one queue for one frame slot: a begin/end pair per pass.
 class Timer {
@@ -199,7 +134,7 @@ struct Executor::Slot {
     // Transients, rebuilt when the plan's resources change shape.
     std::string signature;
     std::vector<gpu::AllocationPtr> heaps;
-    std::vector<std::unique_ptr<OwnedImage>> images;
+    std::vector<gpu::Image> images; // created as image_info() describes (compile()'s requirements)
     std::vector<std::shared_ptr<gpu::Buffer>> buffers;
     PassContext::Frame frame;
     // Command buffers, one per batch, reused frame after frame.
@@ -349,8 +284,13 @@ void Executor::ensure_resources(Slot& slot, uint32_t index, const FrameGraph& gr
             const std::string name = desc_.name + "/" + g.desc.name + "/" + r.name + slot_suffix(index);
             const gpu::AllocationPtr heap = r.heap != no_index ? slot.heaps[r.heap] : nullptr;
             if (r.kind == ResourceKind::Image) {
-                slot.images[i] = std::make_unique<OwnedImage>(device_, r, heap, name);
-                frame.images[i] = {slot.images[i]->image(), slot.images[i]->view(), r.format, r.extent};
+                slot.images[i] = gpu::Image(device_, {.width = r.extent.width,
+                                                      .height = r.extent.height,
+                                                      .format = r.format,
+                                                      .usage = r.image_usage,
+                                                      .name = name,
+                                                      .alias = heap});
+                frame.images[i] = {slot.images[i].vk(), slot.images[i].view(), r.format, r.extent};
             } else {
                 slot.buffers[i] = std::make_shared<gpu::Buffer>(
                     device_,

@@ -27,6 +27,23 @@ uint32_t format_texel_size(VkFormat format) {
     }
 }
 
+VkImageAspectFlags image_aspect(VkFormat format) {
+    switch (format) {
+    case VK_FORMAT_D16_UNORM:
+    case VK_FORMAT_X8_D24_UNORM_PACK32:
+    case VK_FORMAT_D32_SFLOAT:
+        return VK_IMAGE_ASPECT_DEPTH_BIT;
+    case VK_FORMAT_D16_UNORM_S8_UINT:
+    case VK_FORMAT_D24_UNORM_S8_UINT:
+    case VK_FORMAT_D32_SFLOAT_S8_UINT:
+        return VK_IMAGE_ASPECT_DEPTH_BIT | VK_IMAGE_ASPECT_STENCIL_BIT;
+    case VK_FORMAT_S8_UINT:
+        return VK_IMAGE_ASPECT_STENCIL_BIT;
+    default:
+        return VK_IMAGE_ASPECT_COLOR_BIT;
+    }
+}
+
 Image::Image(Device& device, const ImageDesc& desc)
     : device_(&device), format_(desc.format), width_(desc.width), height_(desc.height) {
     if (desc.width == 0 || desc.height == 0)
@@ -65,18 +82,24 @@ Image::Image(Device& device, const ImageDesc& desc)
         }
         check_vk(vkBindImageMemory(device.vk(), image_, allocation_->memory(), allocation_->offset()),
                  "vkBindImageMemory");
-        VkImageViewCreateInfo vi{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-        vi.image = image_;
-        vi.viewType = VK_IMAGE_VIEW_TYPE_2D;
-        vi.format = desc.format;
-        vi.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, desc.mip_levels, 0, 1};
-        check_vk(vkCreateImageView(device.vk(), &vi, nullptr, &view_), "vkCreateImageView");
+        constexpr VkImageUsageFlags view_usage = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_STORAGE_BIT |
+                                                 VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT |
+                                                 VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT |
+                                                 VK_IMAGE_USAGE_INPUT_ATTACHMENT_BIT;
+        if (desc.usage & view_usage) {
+            VkImageViewCreateInfo vi{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
+            vi.image = image_;
+            vi.viewType = VK_IMAGE_VIEW_TYPE_2D;
+            vi.format = desc.format;
+            vi.subresourceRange = {image_aspect(desc.format), 0, desc.mip_levels, 0, 1};
+            check_vk(vkCreateImageView(device.vk(), &vi, nullptr, &view_), "vkCreateImageView");
+        }
     } catch (...) {
         reset();
         throw;
     }
     device.set_debug_name(VK_OBJECT_TYPE_IMAGE, image_, desc.name);
-    device.set_debug_name(VK_OBJECT_TYPE_IMAGE_VIEW, view_, desc.name);
+    if (view_) device.set_debug_name(VK_OBJECT_TYPE_IMAGE_VIEW, view_, desc.name);
 }
 
 Image::~Image() {

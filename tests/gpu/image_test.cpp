@@ -32,6 +32,26 @@ TEST_F(GpuTest, ImageRoundTripThroughLayoutTransitions) {
     }
 }
 
+// Depth images get a depth view; images only copied to and from get none (Vulkan allows none).
+TEST_F(GpuTest, ImageViewsFollowFormatAndUsage) {
+    gpu::Image depth(dev(), {.width = 17,
+                             .height = 9,
+                             .format = VK_FORMAT_D32_SFLOAT,
+                             .usage = VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT,
+                             .name = "depth"});
+    EXPECT_NE(depth.view(), VK_NULL_HANDLE);
+    EXPECT_EQ(gpu::image_aspect(VK_FORMAT_D32_SFLOAT), VkImageAspectFlags(VK_IMAGE_ASPECT_DEPTH_BIT));
+    EXPECT_EQ(gpu::image_aspect(VK_FORMAT_D24_UNORM_S8_UINT),
+              VkImageAspectFlags(VK_IMAGE_ASPECT_DEPTH_BIT | VK_IMAGE_ASPECT_STENCIL_BIT));
+    EXPECT_EQ(gpu::image_aspect(VK_FORMAT_R8G8B8A8_UNORM), VkImageAspectFlags(VK_IMAGE_ASPECT_COLOR_BIT));
+    gpu::Image staging(dev(), {.width = 5,
+                               .height = 3,
+                               .usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+                               .name = "copies only"});
+    EXPECT_TRUE(staging);
+    EXPECT_EQ(staging.view(), VK_NULL_HANDLE);
+}
+
 TEST_F(GpuTest, ImageRejectsZeroSize) {
     try {
         gpu::Image bad(dev(), {.width = 0, .height = 4, .name = "empty"});

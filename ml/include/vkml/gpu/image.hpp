@@ -1,5 +1,7 @@
 #pragma once
-// RAII 2-D VkImage with one view, for render targets and textures that ML passes read and write.
+// RAII 2-D VkImage with one view, for render targets, depth buffers and textures that ML passes
+// read and write (and the frame graph's transient images). Images whose usage is only transfer
+// have no view (Vulkan allows none for them).
 #include <cstdint>
 #include <string>
 
@@ -51,5 +53,7 @@ private:
 
 // Bytes per texel of the colour formats vkml converts between images and tensors.
 uint32_t format_texel_size(VkFormat format);
+// The aspects of a format: colour, depth, depth and stencil, or stencil.
+VkImageAspectFlags image_aspect(VkFormat format);
 
 } // namespace vkml::gpu
