@@ -130,8 +130,16 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
     // its work is padding (Anime4K's 8-channel layers ran 8x slower on it than direct on lavapipe).
     // The same holds for the 1x1 GEMM (Anime4K's 56->4 output heads: 0.19 ms on it at 960x540 on
     // an H100). The tensor-core tiles come 16 channels high: below 12 channels the scalar kernels win.
+    // The staged-window kernel (3x3 / 5x5 stride 1) takes any number of output channels: a
+    // 64->4 layer ran 0.21 ms direct at 960x540 on an H100, where the tensor cores' 16-row tile
+    // (12 of them padding) still beats it, its input read once.
+    const bool halo_shape =
+        coop_ok && desc.halo && !gemm1x1_ok &&
+        detail::conv::halo_tile(device, detail::conv::conv_spec(g, m, ax_h.out, ax_w.out, ax_h.pad_begin,
+                                                                  ax_w.pad_begin, desc.group, false, false,
+                                                                  ActivationKind::None)) != nullptr;
     if (kernel == ConvKernel::Auto)
-        kernel = coop_ok && uint64_t(m) >= detail::conv::coop_min_rows() ? ConvKernel::TensorCore
+        kernel = coop_ok && (uint64_t(m) >= detail::conv::coop_min_rows() || halo_shape) ? ConvKernel::TensorCore
                  : gemm1x1_ok && m >= 32                               ? ConvKernel::Gemm1x1
                  : igemm_ok && g.kh * g.kw >= 9 && m >= 32             ? ConvKernel::ImplicitGemm
                                                                        : ConvKernel::Direct;
@@ -233,6 +241,38 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
                  .workgroup = {64, 1, 1},
                  .specialization = spec.values()});
         }
+    }
+    const detail::conv::HaloTile* halo = coop && spec.split == 1 && desc.halo ? detail::conv::halo_tile(device, spec) : nullptr;
+    if (halo) {
+        // 3x3 and 5x5 stride 1: the staged-window kernel, 32 or 64 channels x 8 rows of 32 pixels
+        // a workgroup; the tiles are walked grid-stride (VKML_HALO_GROUPS caps the workgroups).
+        conv->halo_ = true;
+        if (!spec.packed_w) { // it reads the weights tap-major whatever the geometry
+            spec.packed_w = true;
+            conv->pack_pipeline_ = &device.pipeline(
+                {.shader = detail::shader_for(device, op, "conv_pack_taps", desc.input.dtype),
+                 .bindings = 2,
+                 .specialization = {spec.m, spec.c, spec.kh * spec.kw}});
+            conv->packed_bytes_ = uint64_t(desc.weight.shape.elements()) * gpu::dtype_size(desc.weight.dtype);
+            conv->scratch_bytes_ = conv->packed_bytes_;
+        }
+        const uint32_t bm = halo->rows;
+        const uint64_t tiles = uint64_t(g.n) * ((ow + 31) / 32) * ((oh + halo->tile_rows - 1) / halo->tile_rows);
+        static const int64_t cap = detail::conv::tuning_knob("VKML_HALO_GROUPS", 0, 0, INT64_MAX);
+        const auto& limits = device.caps().max_workgroup_count;
+        uint64_t gx = std::min<uint64_t>(tiles, limits[0]);
+        if (cap > 0) gx = std::min<uint64_t>(gx, uint64_t(cap));
+        const uint64_t gy = (uint64_t(m) + bm - 1) / bm;
+        if (gy > limits[1]) fail(op, "weight", std::to_string(m) + " output channels exceed the device's workgroup grid");
+        conv->groups_ = {uint32_t(gx), uint32_t(gy), 1};
+        conv->pipeline_ = &device.pipeline(
+            {.shader = detail::shader_for(device, op, halo->shader, desc.input.dtype),
+             .bindings = 5,
+             .push_constant_bytes = 8,
+             .workgroup = {halo->threads, 1, 1},
+             .specialization = spec.values()});
+        conv->push_ = {desc.activation.alpha, desc.activation.beta, 0.f, 0.f};
+        return conv;
     }
     const std::string shader = coop ? std::string("conv_igemm") + coop->suffix : tiled ? "conv_igemm" : "conv_direct";
     conv->pipeline_ = &device.pipeline(

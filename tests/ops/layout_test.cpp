@@ -113,6 +113,12 @@ TEST_F(LayoutTest, ConcatManyInputsAndAxes) {
         {{{1, 3, 5, 7}, {2, 3, 5, 7}}, 0},
         {{{2, 3, 2, 3}, {2, 3, 5, 3}, {2, 3, 1, 3}, {2, 3, 2, 3}}, -2},
         {eleven, 1},
+        // rows of whole 16-byte units in every dtype (inner 32 elements): the unit-per-invocation
+        // pipeline, over two passes with an empty input
+        {{{2, 3, 4, 8}, {2, 1, 4, 8}, {2, 0, 4, 8}, {2, 2, 4, 8}, {2, 1, 4, 8}, {2, 1, 4, 8}, {2, 1, 4, 8},
+          {2, 1, 4, 8}, {2, 5, 4, 8}},
+         1},
+        {{{2, 16}, {3, 16}}, 0},
     };
     uint32_t seed = 200;
     for (DType dt : dtypes())

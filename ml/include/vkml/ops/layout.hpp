@@ -85,6 +85,9 @@ class Resize final : public Op {
 public:
     static std::unique_ptr<Resize> create(gpu::Device& device, const ResizeDesc& desc);
     const char* type() const override { return "Resize"; }
+    // Nearest by whole factors over the last two dimensions in a mode where that is oh / KH, ow / KW:
+    // the eight-outputs-an-invocation kernel (layout/upsample.comp).
+    bool integer_upsample() const { return upsample_; }
 
 private:
     explicit Resize(gpu::Device& device) : Op(device) {}
@@ -92,6 +95,9 @@ private:
                      const gpu::BufferRange& scratch) const override;
     const gpu::Pipeline* pipeline_ = nullptr;
     uint32_t count_ = 0;
+    bool upsample_ = false;
+    const gpu::Pipeline* upsample_pipeline_ = nullptr; // layout/upsample.comp, or null
+    uint32_t upsample_groups_ = 0;                     // its invocations
     float extrapolation_ = 0.f;
 };
 
@@ -154,6 +160,8 @@ private:
         std::array<uint32_t, 16> push{};
     };
     const gpu::Pipeline* pipeline_ = nullptr;
+    const gpu::Pipeline* vec_pipeline_ = nullptr; // 16-byte units (rows of whole units), or null
+    uint32_t unit_words_ = 1;                      // storage words per unit
     std::vector<Pass> passes_;
 };
 
