@@ -130,11 +130,12 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
     // its work is padding (Anime4K's 8-channel layers ran 8x slower on it than direct on lavapipe).
     // The same holds for the 1x1 GEMM (Anime4K's 56->4 output heads: 0.19 ms on it at 960x540 on
     // an H100). The tensor-core tiles come 16 channels high: below 12 channels the scalar kernels win.
-    // The staged-window kernel (3x3 / 5x5 stride 1) takes any number of output channels: a
-    // 64->4 layer ran 0.21 ms direct at 960x540 on an H100, where the tensor cores' 16-row tile
-    // (12 of them padding) still beats it, its input read once.
+    // The staged-window kernel (3x3 / 5x5 / 9x9 stride 1) also takes layers of few output
+    // channels when they have many input channels: on an H100 at 960x540 a 64->4 3x3 layer ran
+    // 0.21 ms direct and 0.18 ms on its 16-row tiles (12 rows padding), but Anime4K's 16->8 ones
+    // ran slower than direct (its S and M networks 0.20 -> 0.28 and 0.36 -> 0.52 ms).
     const bool halo_shape =
-        coop_ok && desc.halo && !gemm1x1_ok &&
+        coop_ok && desc.halo && !gemm1x1_ok && g.c >= 32 &&
         detail::conv::halo_tile(device, detail::conv::conv_spec(g, m, ax_h.out, ax_w.out, ax_h.pad_begin,
                                                                   ax_w.pad_begin, desc.group, false, false,
                                                                   ActivationKind::None)) != nullptr;

@@ -209,8 +209,9 @@ const HaloTile* halo_tile(const gpu::Device& device, const ConvSpec& s) {
     static const HaloTile tiles[] = {{"conv_halo_h16", 16, 256, 8, 3},  {"conv_halo_h32", 32, 256, 8, 3},
                                      {"conv_halo_h64", 64, 256, 8, 3},  {"conv_halo_h64f", 64, 128, 8, 3},
                                      {"conv_halo_h64s", 64, 128, 4, 3}, {"conv_halo5_h16", 16, 256, 8, 5},
-                                     {"conv_halo5_h32", 32, 256, 8, 5}, {"conv_halo5_h64", 64, 256, 8, 5}};
-    if (disabled || s.kh != s.kw || (s.kh != 3 && s.kh != 5)) return nullptr;
+                                     {"conv_halo5_h32", 32, 256, 8, 5}, {"conv_halo5_h64", 64, 256, 8, 5},
+                                     {"conv_halo9_h16", 16, 256, 8, 9}, {"conv_halo9_h32", 32, 256, 8, 9}};
+    if (disabled || s.kh != s.kw || (s.kh != 3 && s.kh != 5 && s.kh != 9)) return nullptr;
     if (s.sh != 1 || s.sw != 1 || s.dh != 1 || s.dw != 1 || s.group != 1 || s.c % 8 != 0) return nullptr;
     if (s.pt < 0 || s.pt >= int32_t(s.kh) || s.pl < 0 || s.pl >= int32_t(s.kw)) return nullptr;
     const HaloTile* pick = nullptr;
@@ -219,6 +220,9 @@ const HaloTile* halo_tile(const gpu::Device& device, const ConvSpec& s) {
             pick = &t;
             break;
         }
+    // 9x9 comes with at most 32 rows (a style network's last layer, 32 -> 3): more take the
+    // largest tile in several row blocks.
+    if (!pick && forced.empty() && s.kh == 9) pick = &tiles[9];
     if (!pick) return nullptr;
     // The window: tile rows + KS - 1 by 48 columns of 16 channels (3 units of 16 bytes a pixel);
     // the weights: rows x (taps of KG kernel rows x 16 channels + 1 unit of padding).

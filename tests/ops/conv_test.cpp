@@ -270,7 +270,7 @@ TEST_F(ConvTest, SplitKOnSmallGrids) {
 }
 
 TEST_F(ConvTest, StagedWindowTiles) {
-    // 3x3 and 5x5 stride 1 on the tensor cores' staged-window kernel (conv/halo.comp) where the device has
+    // 3x3, 5x5 and 9x9 stride 1 on the tensor cores' staged-window kernel (conv/halo.comp) where the device has
     // them (elsewhere the other kernels run these cases): 16-channel chunks with the last one
     // short (C = 40), tiles of 8 rows x 32 columns cut by the image's edges (37 x 11), rows not
     // 16-byte aligned (W = 37) and aligned ones (W = 40, vector loads and stores), 32- and 64-row
@@ -280,6 +280,8 @@ TEST_F(ConvTest, StagedWindowTiles) {
     check({"window C40 M20 W37", {1, 40, 11, 37}, {20, 40, 3, 3}, {}, {1, 1, 1, 1}, {}});
     check({"window C8 M3 16-row tile", {1, 8, 17, 35}, {3, 8, 3, 3}, {}, {1, 1, 1, 1}, {}});
     check({"window 5x5 C8 M12", {2, 8, 9, 16}, {12, 8, 5, 5}, {}, {2, 2, 2, 2}, {}});
+    check({"window 9x9 C16 M3", {1, 16, 12, 36}, {3, 16, 9, 9}, {}, {4, 4, 4, 4}, {}});
+    check({"window 9x9 C8 M40 pads 8/0", {1, 8, 10, 33}, {40, 8, 9, 9}, {}, {8, 0, 0, 8}, {}});
     check({"window C16 M70 W40 batch 2 residual relu", {2, 16, 9, 40}, {70, 16, 3, 3}, {}, {1, 1, 1, 1}, {},
            "NOTSET", 1, true, relu, true});
     check({"window pads 2/0 and 0/2", {1, 24, 10, 33}, {33, 24, 3, 3}, {}, {2, 0, 0, 2}, {}});
@@ -299,6 +301,7 @@ TEST_F(ConvTest, StagedWindowTiles) {
         EXPECT_TRUE(op({1, 64, 64, 128}, {64, 64, 5, 5}, {})->halo());
         EXPECT_FALSE(op({1, 60, 64, 128}, {64, 60, 3, 3}, {})->halo());     // C not a multiple of 8
         EXPECT_FALSE(op({1, 64, 64, 128}, {64, 64, 3, 3}, {2, 2})->halo()); // strided
+        EXPECT_TRUE(op({1, 32, 64, 128}, {3, 32, 9, 9}, {})->halo());
         EXPECT_FALSE(op({1, 64, 64, 128}, {64, 64, 7, 7}, {})->halo());
     }
 }
@@ -325,8 +328,10 @@ TEST_F(ConvTest, AutoChoosesKernelByShape) {
         };
         EXPECT_EQ(f16({1, 8, 9, 9}, {12, 8, 3, 3}, 1), ConvKernel::TensorCore);
         EXPECT_EQ(f16({1, 6, 9, 9}, {11, 6, 3, 3}, 1), ConvKernel::Direct);
-        // ... and at any count where the staged-window kernel runs the shape (C a multiple of 8)
-        EXPECT_EQ(f16({1, 8, 9, 9}, {4, 8, 3, 3}, 1), ConvKernel::TensorCore);
+        // ... and at any count where the staged-window kernel runs the shape with 32 or more
+        // input channels (a multiple of 8)
+        EXPECT_EQ(f16({1, 32, 9, 9}, {4, 32, 3, 3}, 1), ConvKernel::TensorCore);
+        EXPECT_EQ(f16({1, 16, 9, 9}, {4, 16, 3, 3}, 1), ConvKernel::Direct);
         EXPECT_EQ(f16({1, 8, 9, 9}, {8, 1, 3, 3}, 8), ConvKernel::Direct);
     } else {
         EXPECT_THROW(ops::Conv::create(dev(), {.input = {{1, 8, 9, 9}, gpu::DType::f32},

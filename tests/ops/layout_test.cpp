@@ -181,6 +181,10 @@ TEST_F(LayoutTest, PadModesNegativePadsAndAxes) {
         {{2, 3, 4, 5}, {6, 9}, {-1}},                 // pads longer than the input: repeat
         {{1, 2, 1, 3}, {0, 1, 2, 0, 0, 1, 2, 3}, {}}, // size-1 dimensions padded
         {{2, 2, 2, 2, 2, 3}, {1, 0, 0, 0, 0, 2, 0, 0, 1, 0, 0, 1}, {}},
+        // rows of a multiple of 8 outputs: eight per invocation, crossing both edges
+        {{2, 3, 5, 6}, {1, 1, 1, 1}, {2, 3}},
+        {{3, 4, 13}, {0, 0, 2, 0, 0, 1}, {}},
+        {{2, 3, 4}, {0, 1, 4, 0, 1, 8}, {}}, // pads longer than the input along the rows
     };
     uint32_t seed = 400;
     for (const char* mode : {"constant", "reflect", "edge", "wrap"})

@@ -62,7 +62,7 @@ struct ConvDesc {
     // grid (split when it has at most VKML_SPLIT_TARGET / 16 workgroups and K >= 256); 1: never;
     // N: at most N chunks of whole 64-deep slices.
     uint32_t split_k = 0;
-    // TensorCore, 3x3 or 5x5 / stride 1 / dilation 1 / top and left pads below the kernel size /
+    // TensorCore, 3x3, 5x5 or 9x9 / stride 1 / dilation 1 / top and left pads below the kernel size /
     // channels a multiple of 8 / not split: each output tile's input window is staged in shared
     // memory once for all taps
     // (conv/halo.comp) instead of gathered tap by tap. false: the implicit GEMM (for tests and
