@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <set>
 #include <type_traits>
 
 #include <onnx/onnx_pb.h>
@@ -399,6 +400,12 @@ Graph convert(const onnx::ModelProto& model, const Context& ctx) {
         }
         for (const std::string& out : np.output())
             outputs.push_back(out.empty() ? graph::no_value : g.find(out));
+        if (opset < 7 && is_default_domain(np.domain()) && !onnx_old_opset_op(np.op_type()))
+            ctx.fail(p.where + ": the model imports ai.onnx opset " + std::to_string(opset) + "; " +
+                         np.op_type() +
+                         " changed meaning before opset 7, and vkml reads it from opset 7 on (re-export the "
+                         "model with a newer opset)",
+                     ErrorCode::Unsupported);
         graph::Node& n = g.add_node(np.op_type(), std::move(inputs), std::move(outputs), p.name);
         n.domain = is_default_domain(np.domain()) ? "" : np.domain();
         for (const auto& a : np.attribute()) {
@@ -433,6 +440,18 @@ void check_protobuf_version() {
 }
 
 } // namespace
+
+bool onnx_old_opset_op(std::string_view op_type) {
+    // Element-wise ops of one input, the global pools and InstanceNormalization: only
+    // consumed_inputs (a legacy memory hint) or nothing at all distinguishes opsets 1-6 from
+    // today's versions.
+    static const std::set<std::string_view> same = {
+        "Abs",      "Ceil",     "Elu",    "Exp",          "Floor",   "HardSigmoid",       "Identity",
+        "LeakyRelu", "Log",     "Neg",    "Not",          "Reciprocal", "Relu",           "Selu",
+        "Sigmoid",  "Softplus", "Softsign", "Sqrt",       "Tanh",    "GlobalAveragePool", "GlobalMaxPool",
+        "InstanceNormalization", "ReduceLogSum"};
+    return same.count(op_type) > 0;
+}
 
 Graph load_onnx_bytes(std::span<const std::byte> bytes, const std::string& source,
                       const OnnxOptions& options) {

@@ -1,7 +1,8 @@
 #pragma once
 // ONNX models into vkml's graph IR, through the protobuf classes of Debian's libonnx-dev (no
 // protobuf parsing of our own). What is read: the model's operator-set imports (kept on the graph,
-// default domain 7 to 18 accepted), graph inputs and outputs with their dim_param free dimensions,
+// default domain 1 to 21 accepted; below 7 only the
+// operators whose semantics have not changed since, see onnx_old_opset_ops), graph inputs and outputs with their dim_param free dimensions,
 // value_info types, initializers from raw_data or the typed fields (float_data, int32_data incl.
 // f16 bit patterns, int64_data) or from external data files beside the model, and Constant nodes,
 // which become constants. A file that is not a well-formed model is rejected with a vkml::Error
@@ -12,13 +13,20 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "vkml/graph/graph.hpp"
 
 namespace vkml::import {
 
-inline constexpr int64_t onnx_min_opset = 7;
-inline constexpr int64_t onnx_max_opset = 18;
+inline constexpr int64_t onnx_min_opset = 1;
+inline constexpr int64_t onnx_max_opset = 21;
+// Models importing an ai.onnx opset below 7 (the first with numpy broadcasting and today's
+// Reshape, Concat, Pad, Split, BatchNormalization ...) are read when every node is one of the
+// operators whose meaning in those early versions is the one vkml implements (a few early
+// attributes such as consumed_inputs carry no meaning for inference and are ignored). Another
+// operator is an Unsupported error naming the node and the opset.
+bool onnx_old_opset_op(std::string_view op_type);
 
 struct OnnxOptions {
     // Where external data files are looked up; empty means the model file's directory.
