@@ -29,7 +29,7 @@ std::map<std::string, Kind, std::less<>> names_of(Kind last, const char* (*name)
 }
 
 const auto& unary_kinds() {
-    static const auto m = names_of(ops::UnaryKind::Swish, ops::unary_name);
+    static const auto m = names_of(ops::last_unary_kind, ops::unary_name);
     return m;
 }
 const auto& binary_kinds() {
@@ -223,6 +223,10 @@ Lowered lower_unary(LowerContext& ctx, ops::UnaryKind kind) {
     if (const Attribute* a = n.find("alpha")) d.alpha = a->as_float();
     if (const Attribute* a = n.find("beta")) d.beta = a->as_float();
     if (const Attribute* a = n.find("gamma")) d.gamma = a->as_float();
+    if (kind == ops::UnaryKind::Shrink) { // ONNX names its threshold lambd and its offset bias
+        if (const Attribute* a = n.find("lambd")) d.alpha = a->as_float();
+        if (const Attribute* a = n.find("bias")) d.beta = a->as_float();
+    }
     d.approximate = n.get_string("approximate", "none");
     d.activation = fused_activation(n);
     Lowered l = single(ops::Unary::create(ctx.device, d), {0}, {0});
