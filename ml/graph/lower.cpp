@@ -11,6 +11,7 @@
 #include "vkml/ops/detect.hpp"
 #include "vkml/ops/elementwise.hpp"
 #include "vkml/ops/layout.hpp"
+#include "vkml/ops/loss.hpp"
 #include "vkml/ops/norm.hpp"
 #include "vkml/ops/reduce.hpp"
 
@@ -89,7 +90,9 @@ const std::set<std::string, std::less<>> other_types = {"Conv",
                                                         "Unsqueeze",
                                                         "Identity",
                                                         "Dropout",
-                                                        "NonMaxSuppression"};
+                                                        "NonMaxSuppression",
+                                                        "NegativeLogLikelihoodLoss",
+                                                        "SoftmaxCrossEntropyLoss"};
 
 int64_t norm_axis(const LowerContext& ctx, int64_t axis, size_t rank) {
     const int64_t r = static_cast<int64_t>(rank);
@@ -805,6 +808,32 @@ Lowered lower_nms(LowerContext& ctx) {
     return l;
 }
 
+// ---- losses ---------------------------------------------------------------------------------------
+
+Lowered lower_loss(LowerContext& ctx) {
+    const Node& n = ctx.node;
+    arithmetic_dtype(ctx, 0, false);
+    ops::LossDesc d;
+    d.softmax = n.op_type == "SoftmaxCrossEntropyLoss";
+    d.input = ctx.desc(0);
+    d.target = ctx.stored(1);
+    std::vector<int> ins = {0, 1};
+    if (!ctx.empty_or_absent(2)) {
+        d.weight = ctx.desc_as(2, ctx.float_dtype);
+        ins.push_back(2);
+    }
+    d.reduction = n.get_string("reduction", "mean");
+    if (n.find("ignore_index")) d.ignore_index = n.get_int("ignore_index", 0);
+    std::vector<int> outs = {0};
+    if (d.softmax && out_or_none(n, 1) >= 0) {
+        d.log_prob = true;
+        outs.push_back(1);
+    }
+    Lowered l = single(ops::Loss::create(ctx.device, d), ins, outs);
+    l.out_ir.assign(n.outputs.size(), ctx.input(0).ir);
+    return l;
+}
+
 } // namespace
 
 // ---- context --------------------------------------------------------------------------------------
@@ -987,6 +1016,8 @@ Lowered lower(LowerContext& ctx) {
         l = lower_view(ctx);
     else if (op == "NonMaxSuppression")
         l = lower_nms(ctx);
+    else if (op == "NegativeLogLikelihoodLoss" || op == "SoftmaxCrossEntropyLoss")
+        l = lower_loss(ctx);
     else
         ctx.fail("operator " + op + " is not supported by vkml (`vkml ops` lists the supported ones)",
                  ErrorCode::Unsupported);

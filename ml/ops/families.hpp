@@ -13,4 +13,5 @@ void add_norm_ops(std::vector<OpInfo>& out);
 void add_layout_ops(std::vector<OpInfo>& out);
 void add_detect_ops(std::vector<OpInfo>& out);
 void add_color_ops(std::vector<OpInfo>& out);
+void add_loss_ops(std::vector<OpInfo>& out);
 } // namespace vkml::ops::detail
