@@ -84,6 +84,7 @@ const std::set<std::string, std::less<>> other_types = {"Conv",
                                                         "GatherElements",
                                                         "Expand",
                                                         "Tile",
+                                                        "Trilu",
                                                         "Reshape",
                                                         "Flatten",
                                                         "Squeeze",
@@ -735,6 +736,14 @@ Lowered lower_layout(LowerContext& ctx) {
         o = ops::SpaceToDepth::create(ctx.device, {layout_desc(ctx, 0), n.get_int("blocksize", 0)});
     } else if (op == "Expand") {
         o = ops::Expand::create(ctx.device, {layout_desc(ctx, 0), ctx.const_ints(1, "shape")});
+    } else if (op == "Trilu") {
+        int64_t k = 0;
+        if (!ctx.empty_or_absent(1)) {
+            const auto v = ctx.const_ints(1, "k");
+            if (v.size() != 1) ctx.fail("k must hold one value");
+            k = v[0];
+        }
+        o = ops::Trilu::create(ctx.device, {layout_desc(ctx, 0), k, n.get_int("upper", 1) != 0});
     } else if (op == "Tile") {
         o = ops::Tile::create(ctx.device, {layout_desc(ctx, 0), ctx.const_ints(1, "repeats")});
     } else if (op == "Gather" || op == "GatherElements") {
@@ -1009,7 +1018,7 @@ Lowered lower(LowerContext& ctx) {
     else if (op == "Concat")
         l = lower_concat(ctx);
     else if (op == "Transpose" || op == "DepthToSpace" || op == "SpaceToDepth" || op == "Expand" ||
-             op == "Tile" || op == "Gather" || op == "GatherElements")
+             op == "Tile" || op == "Trilu" || op == "Gather" || op == "GatherElements")
         l = lower_layout(ctx);
     else if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity" ||
              op == "Dropout")

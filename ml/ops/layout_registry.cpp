@@ -45,6 +45,8 @@ void add_layout_ops(std::vector<OpInfo>& out) {
     out.push_back({"GatherElements", family, all,
                    "axis, i32 or i64 indices (negative count from the end; out-of-range give 0)." + exact});
     out.push_back({"Expand", family, all, "bidirectional numpy broadcast to shape." + exact});
+    out.push_back({"Trilu", family, all,
+                   "upper, k (a constant); zeroes outside the triangle of the last two dims." + exact});
     out.push_back({"Tile", family, all, "repeats (0 allowed). One strided-copy dispatch." + exact});
     out.push_back({"Reshape", family, all,
                    "view, no kernel: reshape_shape/reshape_view with 0 (copy), -1 (infer) and allowzero."});

@@ -322,4 +322,26 @@ private:
     detail::LayoutCopyPlan plan_;
 };
 
+// ---------------------------------------------------------------------------------------------
+// Trilu: keeps the upper (j - i >= k) or lower (j - i <= k) triangle of each matrix of the last
+// two dimensions, zeroes the rest. k is ONNX's optional input, a descriptor constant here.
+struct TriluDesc {
+    TensorDesc input; // rank >= 2
+    int64_t k = 0;
+    bool upper = true;
+};
+
+class Trilu final : public Op {
+public:
+    static std::unique_ptr<Trilu> create(gpu::Device& device, const TriluDesc& desc);
+    const char* type() const override { return "Trilu"; }
+
+private:
+    explicit Trilu(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    const gpu::Pipeline* pipeline_ = nullptr;
+    std::array<int32_t, 4> push_{}; // elements, rows, cols, k
+};
+
 } // namespace vkml::ops
