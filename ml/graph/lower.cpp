@@ -14,6 +14,7 @@
 #include "vkml/ops/loss.hpp"
 #include "vkml/ops/norm.hpp"
 #include "vkml/ops/reduce.hpp"
+#include "vkml/ops/rnn.hpp"
 
 namespace vkml::graph::detail {
 
@@ -93,7 +94,10 @@ const std::set<std::string, std::less<>> other_types = {"Conv",
                                                         "Dropout",
                                                         "NonMaxSuppression",
                                                         "NegativeLogLikelihoodLoss",
-                                                        "SoftmaxCrossEntropyLoss"};
+                                                        "SoftmaxCrossEntropyLoss",
+                                                        "RNN",
+                                                        "GRU",
+                                                        "LSTM"};
 
 int64_t norm_axis(const LowerContext& ctx, int64_t axis, size_t rank) {
     const int64_t r = static_cast<int64_t>(rank);
@@ -843,6 +847,48 @@ Lowered lower_loss(LowerContext& ctx) {
     return l;
 }
 
+// ---- recurrent ------------------------------------------------------------------------------------
+
+Lowered lower_rnn(LowerContext& ctx) {
+    const Node& n = ctx.node;
+    arithmetic_dtype(ctx, 0, false);
+    ops::RnnDesc d;
+    d.kind = n.op_type == "RNN" ? ops::RnnKind::RNN : n.op_type == "GRU" ? ops::RnnKind::GRU : ops::RnnKind::LSTM;
+    const gpu::DType f = ctx.float_dtype;
+    d.x = ctx.desc(0);
+    d.w = ctx.desc_as(1, f);
+    d.r = ctx.desc_as(2, f);
+    std::vector<int> ins = {0, 1, 2};
+    auto take = [&](size_t i, std::optional<ops::TensorDesc>& field, gpu::DType dt) {
+        if (ctx.empty_or_absent(i)) return;
+        field = ctx.desc_as(i, dt);
+        ins.push_back(static_cast<int>(i));
+    };
+    take(3, d.b, f);
+    if (!ctx.empty_or_absent(4) && ctx.input(4).stored != gpu::DType::i32)
+        ctx.fail("sequence_lens must be int32", ErrorCode::Unsupported);
+    take(4, d.sequence_lens, gpu::DType::i32);
+    take(5, d.initial_h, f);
+    if (d.kind == ops::RnnKind::LSTM) {
+        take(6, d.initial_c, f);
+        take(7, d.p, f);
+    }
+    d.direction = n.get_string("direction", "forward");
+    d.hidden_size = n.get_int("hidden_size", 0);
+    if (const Attribute* a = n.find("activations")) d.activations = a->as_strings();
+    if (const Attribute* a = n.find("activation_alpha")) d.activation_alpha = a->as_floats();
+    if (const Attribute* a = n.find("activation_beta")) d.activation_beta = a->as_floats();
+    if (n.find("clip")) d.clip = n.get_float("clip", 0.f);
+    d.input_forget = n.get_int("input_forget", 0);
+    d.linear_before_reset = n.get_int("linear_before_reset", 0);
+    d.layout = n.get_int("layout", 0);
+    std::vector<int> outs = {out_or_none(n, 0), out_or_none(n, 1)};
+    if (d.kind == ops::RnnKind::LSTM) outs.push_back(out_or_none(n, 2));
+    Lowered l = single(ops::Rnn::create(ctx.device, d), ins, outs);
+    l.out_ir.assign(n.outputs.size(), ctx.input(0).ir);
+    return l;
+}
+
 } // namespace
 
 // ---- context --------------------------------------------------------------------------------------
@@ -1025,6 +1071,8 @@ Lowered lower(LowerContext& ctx) {
         l = lower_view(ctx);
     else if (op == "NonMaxSuppression")
         l = lower_nms(ctx);
+    else if (op == "RNN" || op == "GRU" || op == "LSTM")
+        l = lower_rnn(ctx);
     else if (op == "NegativeLogLikelihoodLoss" || op == "SoftmaxCrossEntropyLoss")
         l = lower_loss(ctx);
     else
