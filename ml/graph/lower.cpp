@@ -43,7 +43,7 @@ const auto& variadic_kinds() {
     return m;
 }
 const auto& reduce_kinds() {
-    static const auto m = names_of(ops::ReduceKind::SumSquare, ops::reduce_op_name);
+    static const auto m = names_of(ops::ReduceKind::LogSum, ops::reduce_op_name);
     return m;
 }
 

@@ -19,6 +19,7 @@ void add_reduce_ops(std::vector<OpInfo>& out) {
     for (const char* type : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
                              "ReduceL2", "ReduceSumSquare"})
         out.push_back({type, family, floats, reduce_notes});
+    out.push_back({"ReduceLogSum", family, floats, reduce_notes + " log of the fp32 sum (LogSum gives log x)."});
     out.push_back({"ReduceLogSumExp", family, floats,
                    reduce_notes + " Max-subtracting online form: no overflow for large inputs."});
     for (const char* type : {"ArgMax", "ArgMin"})

@@ -60,6 +60,9 @@ double apply(ops::ReduceKind kind, const std::vector<double>& v) {
     case ops::ReduceKind::SumSquare:
         for (double x : v) acc += x * x;
         return acc;
+    case ops::ReduceKind::LogSum:
+        for (double x : v) acc += x;
+        return std::log(acc);
     }
     throw std::logic_error("unknown reduce kind");
 }

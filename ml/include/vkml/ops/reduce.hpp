@@ -53,7 +53,7 @@ const char* reduce_path_name(ReducePath path);
 
 // ---- Reduce* ----------------------------------------------------------------------------------
 
-enum class ReduceKind : uint8_t { Sum, Mean, Max, Min, Prod, L1, L2, LogSumExp, SumSquare };
+enum class ReduceKind : uint8_t { Sum, Mean, Max, Min, Prod, L1, L2, LogSumExp, SumSquare, LogSum };
 const char* reduce_op_name(ReduceKind kind); // "ReduceSum", ...
 
 struct ReduceDesc {
@@ -61,7 +61,7 @@ struct ReduceDesc {
     TensorDesc input;
     // ONNX `axes` (the opset-18 input, or the older attribute); negative values count from the end.
     // Empty: every axis, unless noop_with_empty_axes, when no axis is reduced (each output is the
-    // op over one element: Sum/Mean/Max/Min/Prod/LogSumExp give x, L1/L2 |x|, SumSquare x²).
+    // op over one element: Sum/Mean/Max/Min/Prod/LogSumExp give x, L1/L2 |x|, SumSquare x², LogSum log x).
     std::vector<int64_t> axes;
     int64_t keepdims = 1;
     int64_t noop_with_empty_axes = 0;
