@@ -86,6 +86,11 @@ const std::set<std::string, std::less<>> other_types = {"Conv",
                                                         "Expand",
                                                         "Tile",
                                                         "Trilu",
+                                                        "ScatterND",
+                                                        "ScatterElements",
+                                                        "Scatter",
+                                                        "GatherND",
+                                                        "OneHot",
                                                         "Reshape",
                                                         "Flatten",
                                                         "Squeeze",
@@ -889,6 +894,42 @@ Lowered lower_rnn(LowerContext& ctx) {
     return l;
 }
 
+Lowered lower_indexing(LowerContext& ctx) {
+    const Node& n = ctx.node;
+    const std::string& op = n.op_type;
+    auto index = [&](size_t i) {
+        const TensorDesc idx = ctx.stored(i);
+        if (idx.dtype != gpu::DType::i32 && idx.dtype != gpu::DType::i64)
+            ctx.fail("indices must be int32 or int64", ErrorCode::Unsupported);
+        return idx;
+    };
+    Lowered l;
+    if (op == "OneHot") {
+        const auto depth = ctx.const_floats(1, "depth");
+        if (depth.size() != 1) ctx.fail("depth must hold one value");
+        const TensorDesc idx = ctx.is_float(0) ? ctx.desc_as(0, gpu::DType::f32) : index(0);
+        ops::OneHotDesc d{idx, layout_desc(ctx, 2), static_cast<int64_t>(depth[0]), n.get_int("axis", -1)};
+        l = single(ops::OneHot::create(ctx.device, d), {0, 2}, {0});
+        l.out_ir = {ctx.input(2).ir};
+        return l;
+    }
+    if (op == "GatherND") {
+        ops::GatherNDDesc d{layout_desc(ctx, 0), index(1), n.get_int("batch_dims", 0)};
+        l = single(ops::GatherND::create(ctx.device, d), {0, 1}, {0});
+    } else {
+        ops::ScatterDesc d;
+        d.nd = op == "ScatterND";
+        d.data = layout_desc(ctx, 0);
+        d.indices = index(1);
+        d.updates = ctx.desc_as(2, d.data.dtype);
+        d.axis = n.get_int("axis", 0);
+        d.reduction = n.get_string("reduction", "none");
+        l = single(ops::Scatter::create(ctx.device, d), {0, 1, 2}, {0});
+    }
+    l.out_ir = {ctx.input(0).ir};
+    return l;
+}
+
 } // namespace
 
 // ---- context --------------------------------------------------------------------------------------
@@ -1071,6 +1112,8 @@ Lowered lower(LowerContext& ctx) {
         l = lower_view(ctx);
     else if (op == "NonMaxSuppression")
         l = lower_nms(ctx);
+    else if (op == "ScatterND" || op == "ScatterElements" || op == "Scatter" || op == "GatherND" || op == "OneHot")
+        l = lower_indexing(ctx);
     else if (op == "RNN" || op == "GRU" || op == "LSTM")
         l = lower_rnn(ctx);
     else if (op == "NegativeLogLikelihoodLoss" || op == "SoftmaxCrossEntropyLoss")

@@ -10,5 +10,12 @@
 namespace vkml::test::ref_layout_index {
 
 HostTensor trilu(const HostTensor& x, int64_t k, bool upper);
+// reduction: none, add, mul, max, min; updates applied in order; out-of-range indices skipped.
+HostTensor scatter_elements(const HostTensor& data, const HostTensor& indices, const HostTensor& updates,
+                            int64_t axis, const std::string& reduction);
+HostTensor scatter_nd(const HostTensor& data, const HostTensor& indices, const HostTensor& updates,
+                      const std::string& reduction);
+HostTensor gather_nd(const HostTensor& data, const HostTensor& indices, int64_t batch_dims);
+HostTensor one_hot(const HostTensor& indices, int64_t depth, const HostTensor& values, int64_t axis);
 
 } // namespace vkml::test::ref_layout_index
