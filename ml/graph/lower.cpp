@@ -66,6 +66,7 @@ const std::set<std::string, std::less<>> other_types = {"Conv",
                                                         "TopK",
                                                         "Softmax",
                                                         "LogSoftmax",
+                                                        "Hardmax",
                                                         "MaxPool",
                                                         "AveragePool",
                                                         "LpPool",
@@ -495,7 +496,9 @@ Lowered lower_softmax(LowerContext& ctx) {
     const Node& n = ctx.node;
     arithmetic_dtype(ctx, 0, false);
     ops::SoftmaxDesc d;
-    d.kind = n.op_type == "Softmax" ? ops::SoftmaxKind::Softmax : ops::SoftmaxKind::LogSoftmax;
+    d.kind = n.op_type == "Softmax"      ? ops::SoftmaxKind::Softmax
+             : n.op_type == "LogSoftmax" ? ops::SoftmaxKind::LogSoftmax
+                                         : ops::SoftmaxKind::Hardmax;
     const gpu::Shape& shape = ctx.input(0).shape;
     if (ctx.opset >= 13) {
         d.input = ctx.desc(0);
@@ -1088,7 +1091,7 @@ Lowered lower(LowerContext& ctx) {
         l = lower_argreduce(ctx);
     else if (op == "TopK")
         l = lower_topk(ctx);
-    else if (op == "Softmax" || op == "LogSoftmax")
+    else if (op == "Softmax" || op == "LogSoftmax" || op == "Hardmax")
         l = lower_softmax(ctx);
     else if (op == "MaxPool" || op == "AveragePool" || op == "LpPool")
         l = lower_pool(ctx);

@@ -35,6 +35,9 @@ void add_reduce_ops(std::vector<OpInfo>& out) {
          "kernel "
          "(about n·k·log n comparisons per row for random data, up to n²/2 for presorted rows). NaN "
          "inputs: unspecified."});
+    out.push_back({"Hardmax", family, floats,
+                   "axis (opset 13; before: coerced to 2-D as Softmax); 1 at the first maximum of each row. One "
+                   "invocation per row."});
     for (const char* type : {"Softmax", "LogSoftmax"})
         out.push_back({type, family, floats,
                        std::string("opset 13 (one axis, negative allowed); max-subtracting online form. ") +

@@ -76,6 +76,21 @@ TEST_F(ReduceSoftmaxTest, LargeMagnitudesAreStable) {
             }
 }
 
+// Hardmax: exact; values from a small set, so rows have ties (the first maximum wins).
+TEST_F(ReduceSoftmaxTest, HardmaxFirstMaximum) {
+    uint32_t seed = 40;
+    for (DType dtype : float_dtypes(dev()))
+        for (const Case& c : std::vector<Case>{{{3, 7, 5}, 1}, {{3, 7, 5}, -1}, {{29}, 0}, {{2, 3, 4, 5}, 0}}) {
+            HostTensor x = random_ints(c.shape, DType::i32, seed++, -4, 4);
+            x.desc.dtype = dtype;
+            const auto op = ops::Softmax::create(dev(), {.kind = SoftmaxKind::Hardmax, .input = x.desc, .axis = c.axis});
+            EXPECT_STREQ(op->type(), "Hardmax");
+            expect_equal(run_op(dev(), *op, {x}, 2)[0], ref::hardmax(x, c.axis),
+                         std::string("Hardmax ") + gpu::dtype_name(dtype) + c.shape.str() + " axis " +
+                             std::to_string(c.axis));
+        }
+}
+
 TEST_F(ReduceSoftmaxTest, DescriptorErrors) {
     expect_error(
         [&] {

@@ -155,7 +155,8 @@ private:
 
 // ---- Softmax / LogSoftmax ----------------------------------------------------------------------
 
-enum class SoftmaxKind : uint8_t { Softmax, LogSoftmax };
+// Hardmax: 1 at the first maximum of each row, 0 elsewhere (always one invocation per row).
+enum class SoftmaxKind : uint8_t { Softmax, LogSoftmax, Hardmax };
 
 struct SoftmaxDesc {
     SoftmaxKind kind = SoftmaxKind::Softmax;
