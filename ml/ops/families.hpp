@@ -15,4 +15,5 @@ void add_detect_ops(std::vector<OpInfo>& out);
 void add_color_ops(std::vector<OpInfo>& out);
 void add_loss_ops(std::vector<OpInfo>& out);
 void add_rnn_ops(std::vector<OpInfo>& out);
+void add_host_ops(std::vector<OpInfo>& out);
 } // namespace vkml::ops::detail
