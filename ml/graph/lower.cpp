@@ -92,6 +92,7 @@ const std::set<std::string, std::less<>> other_types = {"Conv",
                                                         "Scatter",
                                                         "GatherND",
                                                         "OneHot",
+                                                        "GridSample",
                                                         "Reshape",
                                                         "Flatten",
                                                         "Squeeze",
@@ -897,6 +898,14 @@ Lowered lower_rnn(LowerContext& ctx) {
     return l;
 }
 
+Lowered lower_grid_sample(LowerContext& ctx) {
+    const Node& n = ctx.node;
+    arithmetic_dtype(ctx, 0, false);
+    ops::GridSampleDesc d{ctx.desc(0), ctx.desc_as(1, ctx.float_dtype), n.get_string("mode", "bilinear"),
+                          n.get_string("padding_mode", "zeros"), n.get_int("align_corners", 0)};
+    return single(ops::GridSample::create(ctx.device, d), {0, 1}, {0});
+}
+
 Lowered lower_indexing(LowerContext& ctx) {
     const Node& n = ctx.node;
     const std::string& op = n.op_type;
@@ -1117,6 +1126,8 @@ Lowered lower(LowerContext& ctx) {
         l = lower_nms(ctx);
     else if (op == "ScatterND" || op == "ScatterElements" || op == "Scatter" || op == "GatherND" || op == "OneHot")
         l = lower_indexing(ctx);
+    else if (op == "GridSample")
+        l = lower_grid_sample(ctx);
     else if (op == "RNN" || op == "GRU" || op == "LSTM")
         l = lower_rnn(ctx);
     else if (op == "NegativeLogLikelihoodLoss" || op == "SoftmaxCrossEntropyLoss")

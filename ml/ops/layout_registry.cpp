@@ -57,6 +57,9 @@ void add_layout_ops(std::vector<OpInfo>& out) {
     out.push_back({"OneHot", family, all,
                    "axis; depth a constant; i32, i64 or float indices (truncated; negative count from depth); values [off, on]." +
                        exact});
+    out.push_back({"GridSample", family, "f32, f16",
+                   "2-D; mode bilinear/linear, nearest, bicubic/cubic (opsets 16 and 20); padding_mode zeros, "
+                   "border, reflection; align_corners; fp32 arithmetic."});
     out.push_back({"Trilu", family, all,
                    "upper, k (a constant); zeroes outside the triangle of the last two dims." + exact});
     out.push_back({"Tile", family, all, "repeats (0 allowed). One strided-copy dispatch." + exact});

@@ -172,6 +172,28 @@ TEST_F(LayoutIndexTest, GatherNDBatchDims) {
             }
 }
 
+// GridSample interpolates: f32 1e-5 (fp32 coordinates and weights), f16 the output's rounding,
+// 2e-3. Grid points reach past [-1, 1] so every padding mode matters.
+TEST_F(LayoutIndexTest, GridSampleModesAndPaddings) {
+    uint32_t seed = 900;
+    for (DType dt : float_dtypes(dev()))
+        for (const char* mode : {"bilinear", "nearest", "bicubic"})
+            for (const char* padding : {"zeros", "border", "reflection"})
+                for (int64_t align : {0, 1}) {
+                    const HostTensor x = random_tensor({2, 3, 5, 7}, dt, seed++);
+                    const HostTensor grid = random_tensor({2, 4, 3, 2}, dt, seed++, -1.4, 1.4, 0.0);
+                    auto op = ops::GridSample::create(dev(), {.input = x.desc, .grid = grid.desc, .mode = mode,
+                                                              .padding_mode = padding, .align_corners = align});
+                    expect_close(run_op(dev(), *op, {x, grid}, 2)[0], ref::grid_sample(x, grid, mode, padding, align),
+                                 tolerance(dt, 1e-5, 2e-3),
+                                 std::string("GridSample ") + gpu::dtype_name(dt) + " " + mode + " " + padding +
+                                     " align " + std::to_string(align));
+                }
+    expect_error([&] {
+        (void)ops::GridSample::create(dev(), {.input = {{1, 2, 3, 4}, DType::f32}, .grid = {{1, 3, 3, 3}, DType::f32}});
+    }, {"GridSample", "grid"});
+}
+
 TEST_F(LayoutIndexTest, OneHotAxesAndIndexDtypes) {
     uint32_t seed = 700;
     for (DType dt : dtypes())

@@ -118,6 +118,80 @@ HostTensor gather_nd(const HostTensor& data, const HostTensor& indices, int64_t 
     return y;
 }
 
+namespace {
+
+// Folds x into [lo, hi] as a mirror does, any number of times.
+double mirror(double x, double lo, double hi) {
+    const double range = hi - lo;
+    if (range <= 0) return lo;
+    double d = x < lo ? lo - x : x > hi ? x - hi : 0;
+    if (d == 0) return x;
+    const double n = std::floor(d / range), r = d - n * range;
+    const bool even = std::fmod(n, 2.0) == 0;
+    if (x < lo) return even ? lo + r : hi - r;
+    return even ? hi - r : lo + r;
+}
+
+} // namespace
+
+HostTensor grid_sample(const HostTensor& x, const HostTensor& grid, const std::string& mode, const std::string& padding,
+                       bool align) {
+    const int64_t N = x.shape()[0], C = x.shape()[1], H = x.shape()[2], W = x.shape()[3];
+    const int64_t Ho = grid.shape()[1], Wo = grid.shape()[2];
+    HostTensor y(gpu::Shape{N, C, Ho, Wo}, x.desc.dtype);
+    const double lox = align ? 0 : -0.5, hix = align ? double(W - 1) : double(W) - 0.5;
+    const double loy = align ? 0 : -0.5, hiy = align ? double(H - 1) : double(H) - 0.5;
+    for (int64_t n = 0; n < N; ++n)
+        for (int64_t c = 0; c < C; ++c) {
+            auto px = [&](int64_t r, int64_t q) -> double {
+                if (padding == "zeros") {
+                    if (q < 0 || q >= W || r < 0 || r >= H) return 0;
+                } else if (padding == "border") {
+                    q = std::clamp<int64_t>(q, 0, W - 1);
+                    r = std::clamp<int64_t>(r, 0, H - 1);
+                } else {
+                    q = std::clamp<int64_t>(int64_t(mirror(double(q), lox, hix)), 0, W - 1);
+                    r = std::clamp<int64_t>(int64_t(mirror(double(r), loy, hiy)), 0, H - 1);
+                }
+                return x[size_t(((n * C + c) * H + r) * W + q)];
+            };
+            for (int64_t h = 0; h < Ho; ++h)
+                for (int64_t w = 0; w < Wo; ++w) {
+                    const size_t g = size_t(((n * Ho + h) * Wo + w) * 2);
+                    double fx = align ? (grid[g] + 1) / 2 * double(W - 1) : ((grid[g] + 1) * double(W) - 1) / 2;
+                    double fy = align ? (grid[g + 1] + 1) / 2 * double(H - 1) : ((grid[g + 1] + 1) * double(H) - 1) / 2;
+                    if (padding == "reflection") {
+                        fx = mirror(fx, lox, hix);
+                        fy = mirror(fy, loy, hiy);
+                    }
+                    double v = 0;
+                    if (mode == "nearest") {
+                        v = px(int64_t(std::nearbyint(fy)), int64_t(std::nearbyint(fx)));
+                    } else if (mode == "bilinear") {
+                        const double x0 = std::floor(fx), y0 = std::floor(fy), ax = fx - x0, ay = fy - y0;
+                        const auto ix = int64_t(x0), iy = int64_t(y0);
+                        v = (1 - ay) * ((1 - ax) * px(iy, ix) + ax * px(iy, ix + 1)) +
+                            ay * ((1 - ax) * px(iy + 1, ix) + ax * px(iy + 1, ix + 1));
+                    } else {
+                        auto kernel = [](double d) { // Keys' cubic, a = -0.75, at distance d
+                            const double a = -0.75;
+                            d = std::fabs(d);
+                            if (d <= 1) return ((a + 2) * d - (a + 3)) * d * d + 1;
+                            if (d < 2) return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+                            return 0.0;
+                        };
+                        const double x0 = std::floor(fx), y0 = std::floor(fy);
+                        for (int64_t i = -1; i <= 2; ++i)
+                            for (int64_t j = -1; j <= 2; ++j)
+                                v += kernel(fy - (y0 + double(i))) * kernel(fx - (x0 + double(j))) *
+                                     px(int64_t(y0) + i, int64_t(x0) + j);
+                    }
+                    y[size_t(((n * C + c) * Ho + h) * Wo + w)] = v;
+                }
+        }
+    return y;
+}
+
 HostTensor one_hot(const HostTensor& indices, int64_t depth, const HostTensor& values, int64_t axis) {
     const gpu::Shape& is = indices.shape();
     if (axis < 0) axis += int64_t(is.rank()) + 1;

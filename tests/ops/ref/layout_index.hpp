@@ -16,6 +16,9 @@ HostTensor scatter_elements(const HostTensor& data, const HostTensor& indices, c
 HostTensor scatter_nd(const HostTensor& data, const HostTensor& indices, const HostTensor& updates,
                       const std::string& reduction);
 HostTensor gather_nd(const HostTensor& data, const HostTensor& indices, int64_t batch_dims);
+// GridSample, 2-D: mode bilinear, nearest, bicubic; padding zeros, border, reflection.
+HostTensor grid_sample(const HostTensor& x, const HostTensor& grid, const std::string& mode, const std::string& padding,
+                       bool align_corners);
 HostTensor one_hot(const HostTensor& indices, int64_t depth, const HostTensor& values, int64_t axis);
 
 } // namespace vkml::test::ref_layout_index

@@ -323,6 +323,31 @@ private:
 };
 
 // ---------------------------------------------------------------------------------------------
+// GridSample (opsets 16 and 20, 2-D): X [N, C, H, W] sampled at grid [N, Ho, Wo, 2] ((x, y) in
+// [-1, 1]) into Y [N, C, Ho, Wo]. mode bilinear/linear, nearest (halves to even), bicubic/cubic
+// (A = -0.75); padding_mode zeros, border, reflection; align_corners. As ONNX's reference: the
+// coordinate is reflected first under reflection padding, then each pixel read is padded. fp32.
+struct GridSampleDesc {
+    TensorDesc input, grid;
+    std::string mode = "bilinear";
+    std::string padding_mode = "zeros";
+    int64_t align_corners = 0;
+};
+
+class GridSample final : public Op {
+public:
+    static std::unique_ptr<GridSample> create(gpu::Device& device, const GridSampleDesc& desc);
+    const char* type() const override { return "GridSample"; }
+
+private:
+    explicit GridSample(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    const gpu::Pipeline* pipeline_ = nullptr;
+    std::array<uint32_t, 6> push_{};
+};
+
+// ---------------------------------------------------------------------------------------------
 // Trilu: keeps the upper (j - i >= k) or lower (j - i <= k) triangle of each matrix of the last
 // two dimensions, zeroes the rest. k is ONNX's optional input, a descriptor constant here.
 struct TriluDesc {
