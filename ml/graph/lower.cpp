@@ -67,6 +67,7 @@ const std::set<std::string, std::less<>> other_types = {"Conv",
                                                         "Softmax",
                                                         "LogSoftmax",
                                                         "Hardmax",
+                                                        "CumSum",
                                                         "MaxPool",
                                                         "AveragePool",
                                                         "LpPool",
@@ -898,6 +899,17 @@ Lowered lower_rnn(LowerContext& ctx) {
     return l;
 }
 
+Lowered lower_cumsum(LowerContext& ctx) {
+    const Node& n = ctx.node;
+    const gpu::DType dt = arithmetic_dtype(ctx, 0, true);
+    const auto axis = ctx.const_ints(1, "axis");
+    if (axis.size() != 1) ctx.fail("axis must hold one value");
+    ops::CumSumDesc d{ctx.desc_as(0, dt), axis[0], n.get_int("exclusive", 0) != 0, n.get_int("reverse", 0) != 0};
+    Lowered l = single(ops::CumSum::create(ctx.device, d), {0}, {0});
+    l.out_ir = {ctx.input(0).ir};
+    return l;
+}
+
 Lowered lower_grid_sample(LowerContext& ctx) {
     const Node& n = ctx.node;
     arithmetic_dtype(ctx, 0, false);
@@ -1126,6 +1138,8 @@ Lowered lower(LowerContext& ctx) {
         l = lower_nms(ctx);
     else if (op == "ScatterND" || op == "ScatterElements" || op == "Scatter" || op == "GatherND" || op == "OneHot")
         l = lower_indexing(ctx);
+    else if (op == "CumSum")
+        l = lower_cumsum(ctx);
     else if (op == "GridSample")
         l = lower_grid_sample(ctx);
     else if (op == "RNN" || op == "GRU" || op == "LSTM")

@@ -35,6 +35,8 @@ void add_reduce_ops(std::vector<OpInfo>& out) {
          "kernel "
          "(about n·k·log n comparisons per row for random data, up to n²/2 for presorted rows). NaN "
          "inputs: unspecified."});
+    out.push_back({"CumSum", family, "f32, f16, i32 (i64 computed in i32)",
+                   "axis (a constant), exclusive, reverse; fp32 sums for floats. One invocation per line."});
     out.push_back({"Hardmax", family, floats,
                    "axis (opset 13; before: coerced to 2-D as Softmax); 1 at the first maximum of each row. One "
                    "invocation per row."});

@@ -176,6 +176,31 @@ std::pair<HostTensor, HostTensor> topk(const HostTensor& x, int64_t k, int64_t a
     return {values, indices};
 }
 
+HostTensor cumsum(const HostTensor& x, int64_t axis_in, bool exclusive, bool reverse) {
+    const size_t axis = wrap_axis(axis_in, x.shape().rank());
+    HostTensor out(x.shape(), x.desc.dtype);
+    const int64_t n = x.shape()[axis];
+    int64_t inner = 1;
+    for (size_t k = axis + 1; k < x.shape().rank(); ++k) inner *= x.shape()[k];
+    const int64_t outer = x.shape().elements() / (n * inner);
+    for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) {
+            double s = 0;
+            for (int64_t k = 0; k < n; ++k) {
+                const int64_t j = reverse ? n - 1 - k : k;
+                const size_t at = size_t((o * n + j) * inner + i);
+                if (exclusive) {
+                    out[at] = s;
+                    s += x[at];
+                } else {
+                    s += x[at];
+                    out[at] = s;
+                }
+            }
+        }
+    return out;
+}
+
 HostTensor hardmax(const HostTensor& x, int64_t axis_in) {
     const size_t axis = wrap_axis(axis_in, x.shape().rank());
     HostTensor out(x.shape(), x.desc.dtype);

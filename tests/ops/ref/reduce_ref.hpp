@@ -25,6 +25,8 @@ std::pair<HostTensor, HostTensor> topk(const HostTensor& x, int64_t k, int64_t a
 HostTensor softmax(const HostTensor& x, int64_t axis, bool log);
 // Hardmax: 1 at the first maximum along `axis`, else 0.
 HostTensor hardmax(const HostTensor& x, int64_t axis);
+// CumSum along `axis`, exclusive and/or reverse.
+HostTensor cumsum(const HostTensor& x, int64_t axis, bool exclusive, bool reverse);
 
 enum class PoolKind { Max, Average, Lp };
 struct PoolArgs {
