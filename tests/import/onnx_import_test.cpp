@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -108,6 +109,18 @@ TEST(OnnxImport, OldOpsetOfUnchangedOps) {
     EXPECT_TRUE(import::onnx_old_opset_op("Relu"));
     EXPECT_FALSE(import::onnx_old_opset_op("Reshape")); // its shape was an attribute before opset 5
     EXPECT_EQ(import::onnx_max_opset, 21);
+}
+
+// An If with a constant condition is inlined: the branch taken (with its initializer), its output
+// passed on by an Identity; the other branch leaves no trace.
+TEST(OnnxImport, IfWithConstantConditionFolds) {
+    const Graph g = import::load_onnx(fixture("if_constant.onnx"));
+    std::vector<std::string> ops;
+    for (const auto& n : g.nodes()) ops.push_back(n.op_type);
+    std::sort(ops.begin(), ops.end());
+    EXPECT_EQ(ops, (std::vector<std::string>{"Identity", "Mul", "Relu"}));
+    EXPECT_TRUE(g.value(g.id("half")).is_constant());
+    EXPECT_EQ(g.value(g.outputs()[0]).name, "y");
 }
 
 TEST(OnnxImport, ExternalData) {

@@ -5,7 +5,10 @@
 // scale and bias (21).
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "session_util.hpp"
+#include "vkml/import/onnx.hpp"
 
 namespace vkml::test {
 namespace {
@@ -115,6 +118,14 @@ TEST_F(OpsetTest, Opset20GridSampleModeNames) {
         ASSERT_EQ(y.size(), 1u);
         EXPECT_NEAR(y[0], xv.to_floats()[4], 1e-6) << mode;
     }
+}
+
+// An If with a constant condition folds at import (tests/fixtures/if_constant.onnx: else_branch,
+// y = Relu(x) * 0.5) and runs.
+TEST_F(OpsetTest, IfWithConstantConditionRuns) {
+    const Graph g = import::load_onnx(std::filesystem::path(VKML_FIXTURE_DIR) / "if_constant.onnx");
+    const TensorData x = TensorData::from_floats({1, 4}, std::vector<float>{-1.5f, 2.f, 0.25f, -3.f});
+    EXPECT_EQ(run1(dev(), g, x), (std::vector<float>{0.f, 1.f, 0.125f, 0.f}));
 }
 
 } // namespace
