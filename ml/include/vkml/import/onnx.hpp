@@ -1,15 +1,16 @@
 #pragma once
 // ONNX models into vkml's graph IR, through the protobuf classes of Debian's libonnx-dev (no
 // protobuf parsing of our own). What is read: the model's operator-set imports (kept on the graph,
-// default domain 1 to 21 accepted; below 7 only the
-// operators whose semantics have not changed since, see onnx_old_opset_ops), graph inputs and outputs with their dim_param free dimensions,
+// default domain 1 to 21 accepted; below 7 only the operators whose meaning has not changed since,
+// see onnx_old_opset_op), graph inputs and outputs with their dim_param free dimensions,
 // value_info types, initializers from raw_data or the typed fields (float_data, int32_data incl.
 // f16 bit patterns, int64_data) or from external data files beside the model, and Constant nodes,
 // which become constants. An If whose condition is a constant by then (an initializer, a Constant
-// node) is replaced by the nodes of the branch it takes (and that branch's initializers). A file that is not a well-formed model is rejected with a vkml::Error
-// that names the file and the problem; what is well-formed but beyond vkml (subgraphs, sparse or
-// string tensors, dtypes outside f32/f16/i32/i64/u8/bool) is an Unsupported error naming the
-// value or node. Operators are not checked here: the session reports the ones it cannot run.
+// node) is replaced by the nodes of the branch it takes (and that branch's initializers). A file
+// that is not a well-formed model is rejected with a vkml::Error that names the file and the
+// problem; what is well-formed but beyond vkml (other subgraphs, sparse or string tensors, dtypes
+// outside f32/f16/i32/i64/u8/bool) is an Unsupported error naming the value or node. Operators
+// are not checked here: the session reports the ones it cannot run.
 #include <cstddef>
 #include <filesystem>
 #include <span>
