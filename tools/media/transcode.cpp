@@ -5,6 +5,7 @@
 extern "C" {
 #include <libavformat/avformat.h>
 #include <libavutil/frame.h>
+#include <libavutil/pixdesc.h>
 }
 
 #include <algorithm>
@@ -312,6 +313,21 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
     std::unique_ptr<VideoWriter> writer;
     Size in_size = reader ? reader->info().size : Size{};
     Size out_size;
+    // A video whose pixel format the GPU conversion lacks is converted on the CPU (convert.hpp), or
+    // refused here, before anything is written.
+    std::string cpu_conversion_note;
+    if (reader) {
+        int to = -1;
+        try {
+            to = cpu_conversion_format(reader->info().pix_fmt_id);
+        } catch (const Error& e) {
+            throw Error(e.code(), "'" + desc.input.string() + "': " + e.what());
+        }
+        if (to >= 0)
+            cpu_conversion_note = "'" + desc.input.string() + "': vkml's GPU conversion does not read " +
+                                  reader->info().pix_fmt + ": its frames are converted to " +
+                                  av_get_pix_fmt_name(static_cast<AVPixelFormat>(to)) + " on the CPU";
+    }
     if (reader) {
         out_size = processor.output_size(in_size.width, in_size.height);
         if (out_size.width <= 0 || out_size.height <= 0)
@@ -344,6 +360,8 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                 throw;
             }
             // What could not be kept of the input (its codec, pixel format, alpha): said once.
+            if (!cpu_conversion_note.empty())
+                std::fprintf(stderr, "%s: note: %s\n", desc.log_name.c_str(), cpu_conversion_note.c_str());
             for (const std::string& note : writer->notes())
                 std::fprintf(stderr, "%s: note: %s\n", desc.log_name.c_str(), note.c_str());
         }
@@ -411,6 +429,8 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
     // A frame into the proc stage; one with an alpha channel as its colour and, when the alpha is
     // kept, its alpha as a grey frame right after it.
     auto push_frame = [&](Item item, bool keep_alpha) -> bool {
+        if (const int to = cpu_conversion_format(item.frame->format); to >= 0)
+            item.frame = convert_on_cpu(*item.frame, to);
         const std::optional<AlphaLayout> split = alpha_layout(item.frame->format);
         if (!split) return to_proc.push(std::move(item));
         Item colour{colour_part(*item.frame, *split), item.info, keep_alpha, item.image};
@@ -536,6 +556,7 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                 if (images) return in;
                 if (!writer) return alpha ? in : int(AV_PIX_FMT_YUV420P);
                 if (out_alpha) return alpha ? out_alpha->alpha_format : out_alpha->colour_format;
+                if (const int grey = grey_gpu_format(writer->pix_fmt()); grey >= 0) return grey;
                 return writer->pix_fmt();
             };
             for (;;) {
@@ -603,6 +624,8 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                 else if (item->has_alpha)
                     s.read_as =
                         out_fmt == AV_PIX_FMT_GBRP16LE ? int(AV_PIX_FMT_GBRAP16LE) : int(AV_PIX_FMT_GBRAP);
+                else if (writer && !out_alpha && out_fmt != writer->pix_fmt())
+                    s.read_as = writer->pix_fmt(); // grey video: the G plane of planar RGB
                 s.up[part]->stage(f);
                 item->frame.reset();
                 s.up[part]->record(s.stream->cmd(), s.in);

@@ -31,7 +31,7 @@ bool writable(AVPixelFormat f, bool with_alpha) {
         if (with_alpha) return alpha_layout(f).has_value();
         return gpu_layout(f).has_value(); // rgba, bgra: the alpha written as 255
     }
-    return gpu_layout(f).has_value();
+    return gpu_layout(f).has_value() || grey_gpu_format(f) >= 0;
 }
 
 // The encoder that keeps a codec family, where vkml writes it by default (encoders that take any
