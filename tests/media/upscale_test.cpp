@@ -386,6 +386,54 @@ TEST_F(UpscaleTest, ImagesKeepAlphaChannelsAndBitDepth) {
     fs::remove_all(dir);
 }
 
+// Issue 14, item 4: a 16-bit image keeps its 16 bits, not only the 11 that f16 storage holds: inputs
+// of more than 10 bits run the model in f32. Through a model that repeats each pixel 2x2 (TF.js
+// UpSampling2D, nearest), every output sample equals its input sample exactly, for RGB and for grey
+// + alpha. Before, f16 storage rounded samples by up to 16 of 65535.
+TEST_F(UpscaleTest, SixteenBitImagesKeepEveryBit) {
+    const fs::path dir = scratch_dir("image-16bit");
+    fs::create_directories(dir / "repeat");
+    std::ofstream(dir / "repeat/model.json")
+        << R"({"format": "layers-model", "modelTopology": {"class_name": "Sequential", "config": {"name": "r",)"
+           R"( "layers": [{"class_name": "UpSampling2D", "config": {"name": "up", "batch_input_shape": [null,)"
+           R"( null, null, 3], "dtype": "float32", "size": [2, 2], "data_format": "channels_last",)"
+           R"( "interpolation": "nearest"}}]}}, "weightsManifest": []})";
+    const int w = 17, h = 11;
+    Png rgb16{w, h, 3, 16, {}}, ga16{w, h, 2, 16, {}};
+    for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x) {
+            for (int c = 0; c < 3; ++c) rgb16.samples.push_back(uint16_t((x * 3851 + y * 2311 + c * 7001 + 5) % 65536));
+            ga16.samples.push_back(uint16_t((x * 4093 + y * 1031 + 1) % 65536));
+            ga16.samples.push_back(uint16_t(65535 - (x * 997 + y * 3001) % 65536));
+        }
+    write_png(dir / "rgb16.png", rgb16);
+    write_png(dir / "ga16.png", ga16);
+    for (const Png* in : {&rgb16, &ga16}) {
+        const std::string name = in == &rgb16 ? "rgb16" : "ga16";
+        int status = 0;
+        const std::string log = run_tool("upscale " + (dir / (name + ".png")).string() + " -o " +
+                                             (dir / (name + "_x2.png")).string() + " -m " +
+                                             (dir / "repeat/model.json").string() + " -q",
+                                         status);
+        ASSERT_EQ(status, 0) << log;
+        const Png got = read_png(dir / (name + "_x2.png"));
+        ASSERT_EQ(got.width, 2 * w);
+        ASSERT_EQ(got.channels, in->channels);
+        ASSERT_EQ(got.bits, 16);
+        int wrong = 0, worst = 0;
+        for (int y = 0; y < 2 * h; ++y)
+            for (int x = 0; x < 2 * w; ++x)
+                for (int c = 0; c < in->channels; ++c) {
+                    const int want = in->samples[(size_t(y / 2) * w + size_t(x / 2)) * size_t(in->channels) + size_t(c)];
+                    const int d = std::abs(got.samples[(size_t(y) * got.width + size_t(x)) * size_t(in->channels) + size_t(c)] - want);
+                    wrong += d != 0;
+                    worst = std::max(worst, d);
+                }
+        EXPECT_EQ(wrong, 0) << name << ": largest difference " << worst << " of 65535";
+    }
+    fs::remove_all(dir);
+}
+
 // Issue 14, item 4, videos: the codec family, the bit depth and the alpha channel are kept by
 // default. 10-bit HEVC comes out as 10-bit HEVC (before: H.264 High 10); ffv1 with alpha, packed
 // (bgra) or planar (yuva420p), comes out with its alpha upscaled (before: none). Into MP4, which

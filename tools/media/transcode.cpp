@@ -219,6 +219,19 @@ bool is_image_path(const fs::path& path) {
     return e == ".png" || e == ".jpg" || e == ".jpeg";
 }
 
+namespace {
+
+// Bits of the deepest colour component of a pixel format (8 when unknown).
+int sample_bits(int av_pix_fmt) {
+    const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(av_pix_fmt));
+    if (!d || (d->flags & AV_PIX_FMT_FLAG_PAL)) return 8;
+    int bits = 0;
+    for (int c = 0; c < d->nb_components; ++c) bits = std::max(bits, int(d->comp[c].depth));
+    return bits > 0 ? bits : 8;
+}
+
+} // namespace
+
 ThreadCounts parse_thread_counts(std::string_view text) {
     ThreadCounts t;
     int* fields[3] = {&t.load, &t.proc, &t.save};
@@ -526,6 +539,7 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
             std::vector<Slot> slots(static_cast<size_t>(in_flight));
             size_t next = 0;
             Size prepared{};
+            int prepared_bits = 0;
             ConvertDesc cur_in[2]{}, cur_out[2]{};
             bool configured[2] = {false, false};
             auto finish = [&](Slot& s) -> bool {
@@ -573,15 +587,17 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                 const Size fs_size{f.width, f.height};
                 const int part = item->info.alpha ? 1 : 0;
                 const int out_fmt = out_format(f.format, item->info.alpha);
-                if (fs_size != prepared) configured[0] = configured[1] = false;
+                const int bits = sample_bits(f.format);
+                if (fs_size != prepared || bits != prepared_bits) configured[0] = configured[1] = false;
                 const bool new_format =
                     !configured[part] || f.format != cur_in[part].pix_fmt || out_fmt != cur_out[part].pix_fmt;
                 if (new_format) {
                     if (!finish_all()) return;
                     const bool resize = fs_size != prepared;
-                    if (resize) {
-                        processor.prepare({device, fs_size, desc.tile, in_flight});
+                    if (resize || bits != prepared_bits) {
+                        processor.prepare({device, fs_size, desc.tile, in_flight, bits});
                         prepared = fs_size;
+                        prepared_bits = bits;
                     }
                     const Size o = processor.output_size(fs_size.width, fs_size.height);
                     cur_in[part] = {.pix_fmt = f.format,
@@ -598,7 +614,7 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                     for (Slot& s : slots) {
                         s.up[part] = std::make_unique<FrameUploader>(*device, cur_in[part]);
                         s.down[part] = std::make_unique<FrameDownloader>(*device, cur_out[part]);
-                        if (resize || !s.in) {
+                        if (resize || !s.in || s.in.dtype() != processor.dtype()) {
                             s.in = gpu::Tensor(*device, {1, 3, fs_size.height, fs_size.width},
                                                processor.dtype(), "media rgb in");
                             s.out = gpu::Tensor(*device, {1, 3, o.height, o.width}, processor.dtype(),
