@@ -442,8 +442,13 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
     // A frame into the proc stage; one with an alpha channel as its colour and, when the alpha is
     // kept, its alpha as a grey frame right after it.
     auto push_frame = [&](Item item, bool keep_alpha) -> bool {
-        if (const int to = cpu_conversion_format(item.frame->format); to >= 0)
-            item.frame = convert_on_cpu(*item.frame, to);
+        int to = -1;
+        try {
+            to = cpu_conversion_format(item.frame->format);
+        } catch (const Error& e) { // a decoder that changes format mid-stream
+            throw Error(e.code(), "'" + item.info.file + "': " + e.what());
+        }
+        if (to >= 0) item.frame = convert_on_cpu(*item.frame, to);
         const std::optional<AlphaLayout> split = alpha_layout(item.frame->format);
         if (!split) return to_proc.push(std::move(item));
         Item colour{colour_part(*item.frame, *split), item.info, keep_alpha, item.image};
