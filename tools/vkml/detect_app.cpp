@@ -178,8 +178,8 @@ void print_dets(const std::string& what, const std::vector<passes::Detection>& d
 // transparent premultiplied RGBA canvas and composite it over the frame on the GPU.
 class VideoProcessor final : public media::FrameProcessor {
 public:
-    VideoProcessor(passes::Detector& detector, std::vector<Record>& records, bool quiet)
-        : detector_(detector), records_(records), quiet_(quiet) {}
+    VideoProcessor(passes::Detector& detector, std::vector<Record>& records)
+        : detector_(detector), records_(records) {}
     media::Size output_size(int w, int h) const override { return {w, h}; }
     void prepare(const media::ProcessorSetup& setup) override {
         gpu::Device& dev = *setup.device;
@@ -222,7 +222,6 @@ public:
 private:
     passes::Detector& detector_;
     std::vector<Record>& records_;
-    bool quiet_;
     int64_t w_ = 0, h_ = 0;
     std::unique_ptr<ops::CompositeOver> composite_;
     std::vector<gpu::Tensor> canvases_;
@@ -451,7 +450,7 @@ int run(const Options& o) {
         }
         if (is_video(f)) {
 #if VKML_DETECT_VIDEO
-            VideoProcessor proc(detector, records, o.quiet);
+            VideoProcessor proc(detector, records);
             media::TranscodeDesc td{.input = f, .output = out};
             td.device = device.get();
             td.quiet = o.quiet;
