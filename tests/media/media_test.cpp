@@ -647,5 +647,27 @@ TEST_F(MediaTest, PixelFormatsWithoutAGpuLayoutAreConvertedOrRefused) {
               std::string::npos)
         << e;
     EXPECT_TRUE(list_dir(dir / "o").empty());
+
+    // Through the tool with a model: grey video in, grey video out at twice the size, with the note;
+    // the Bayer clip is one error line naming it, exit 1, nothing written.
+    const fs::path anime4k = model_cache() / "websr/weights/anime4k/cnn-2x-s-rl.json";
+    if (fs::exists(anime4k)) {
+        int status = 0;
+        std::string log = run_tool("upscale " + (dir / "gray.mkv").string() + " -o " + (dir / "o/gray_x2.mkv").string() +
+                                       " -m anime4k-s -q",
+                                   status);
+        ASSERT_EQ(status, 0) << log;
+        EXPECT_NE(log.find("vkml's GPU conversion does not read gray: its frames are converted to gbrp on the CPU"),
+                  std::string::npos)
+            << log;
+        const auto grey_out = read_frames(dir / "o/gray_x2.mkv");
+        ASSERT_EQ(grey_out.size(), 3u);
+        EXPECT_EQ(grey_out[0]->format, AV_PIX_FMT_GRAY8);
+        EXPECT_EQ(grey_out[0]->width, 40);
+        log = run_tool("upscale " + bayer.path.string() + " -o " + (dir / "o/bayer_x2.mkv").string() + " -q", status);
+        EXPECT_EQ(status, 1) << log;
+        EXPECT_NE(log.find("vkml: '" + bayer.path.string() + "': pixel format bayer_rggb8"), std::string::npos) << log;
+        EXPECT_EQ(list_dir(dir / "o"), std::vector<std::string>{"gray_x2.mkv"});
+    }
     fs::remove_all(dir);
 }
