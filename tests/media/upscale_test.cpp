@@ -851,3 +851,61 @@ TEST_F(UpscaleTest, TheNextRunRemovesTemporaryFilesOfKilledRuns) {
     EXPECT_EQ(list_dir(dir), want);
     fs::remove_all(dir);
 }
+
+// Issue 14, fault tests: SIGKILL at several points of a run never leaves a file under an output's
+// name that is not whole. Killed at once (before anything is written), nothing but the input is
+// there; killed in the middle of a folder of images, the images written are whole PNGs and the one
+// being written is a hidden temporary file; the next run on that folder removes it and writes
+// every image.
+TEST_F(UpscaleTest, SigkillAtSeveralPointsLeavesOnlyWholeOutputs) {
+    REQUIRE_MODEL(anime4k_s());
+    const fs::path dir = scratch_dir("sigkill");
+    media::TestClipDesc d;
+    d.path = dir / "in.mp4";
+    d.size = {32, 24};
+    d.frames = 4;
+    media::write_test_clip(d);
+    {
+        ToolProcess p({"upscale", d.path.string(), "-o", (dir / "out.mp4").string(), "-m", "anime4k-s", "-q"});
+        p.signal(SIGKILL);
+        ASSERT_TRUE(p.wait(30));
+        EXPECT_EQ(p.status(), 128 + SIGKILL);
+    }
+    EXPECT_EQ(list_dir(dir), std::vector<std::string>{"in.mp4"});
+
+    // A folder of images, killed once some are written.
+    fs::create_directories(dir / "photos");
+    std::vector<std::string> names;
+    for (int i = 0; i < 40; ++i) {
+        names.push_back("p" + std::to_string(100 + i) + ".png");
+        const auto px = pattern(48, 40, i);
+        ASSERT_TRUE(stbi_write_png((dir / "photos" / names.back()).c_str(), 48, 40, 3, px.data(), 48 * 3));
+    }
+    const fs::path out = dir / "big";
+    {
+        ToolProcess p({"upscale", (dir / "photos").string(), "-o", out.string(), "-m", "anime4k-s", "-q"});
+        const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+        while (std::chrono::steady_clock::now() < end && (!fs::exists(out) || list_dir(out).size() < 3))
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        p.signal(SIGKILL);
+        ASSERT_TRUE(p.wait(30));
+        EXPECT_EQ(p.status(), 128 + SIGKILL) << "the run ended before the kill: " << p.output();
+    }
+    int whole = 0;
+    for (const std::string& name : list_dir(out)) {
+        if (name[0] == '.') {
+            EXPECT_NE(name.find(".partial-"), std::string::npos) << name;
+            continue;
+        }
+        int w = 0, h = 0;
+        EXPECT_EQ(load_png(out / name, w, h).size(), size_t(96 * 80 * 3)) << name << " is not whole";
+        ++whole;
+    }
+    EXPECT_GE(whole, 2);
+    int status = 0;
+    const std::string log =
+        run_tool("upscale " + (dir / "photos").string() + " -o " + out.string() + " -m anime4k-s -q", status);
+    ASSERT_EQ(status, 0) << log;
+    EXPECT_EQ(list_dir(out), names) << "every image, and no temporary file left";
+    fs::remove_all(dir);
+}
