@@ -134,11 +134,23 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
     // channels when they have many input channels: on an H100 at 960x540 a 64->4 3x3 layer ran
     // 0.21 ms direct and 0.18 ms on its 16-row tiles (12 rows padding), but Anime4K's 16->8 ones
     // ran slower than direct (its S and M networks 0.20 -> 0.28 and 0.36 -> 0.52 ms).
-    const bool halo_shape =
-        coop_ok && desc.halo && !gemm1x1_ok && g.c >= 32 &&
-        detail::conv::halo_tile(device, detail::conv::conv_spec(g, m, ax_h.out, ax_w.out, ax_h.pad_begin,
-                                                                  ax_w.pad_begin, desc.group, false, false,
-                                                                  ActivationKind::None)) != nullptr;
+    // Small grids stay on the implicit GEMM (NanoDet's 13x13 to 52x52 layers: 1.1 -> 2.7 ms for
+    // the network on 8x32-pixel tiles, an H100).
+    static const int64_t halo_min_groups = detail::conv::tuning_knob("VKML_HALO_MIN_GROUPS", 256, 0, INT64_MAX);
+    auto halo_groups = [&](const detail::conv::HaloTile& t) {
+        return uint64_t(g.n) * ((uint64_t(ax_w.out) + 31) / 32) *
+               ((uint64_t(ax_h.out) + t.tile_rows - 1) / t.tile_rows) * ((uint64_t(m) + t.rows - 1) / t.rows);
+    };
+    auto halo_grid_ok = [&](const detail::conv::HaloTile& t) {
+        return desc.halo_small_grids || halo_groups(t) >= uint64_t(halo_min_groups);
+    };
+    const detail::conv::HaloTile* halo_probe =
+        coop_ok && desc.halo && !gemm1x1_ok && g.c >= 32
+            ? detail::conv::halo_tile(device, detail::conv::conv_spec(g, m, ax_h.out, ax_w.out, ax_h.pad_begin,
+                                                                      ax_w.pad_begin, desc.group, false, false,
+                                                                      ActivationKind::None))
+            : nullptr;
+    const bool halo_shape = halo_probe && halo_grid_ok(*halo_probe);
     if (kernel == ConvKernel::Auto)
         kernel = coop_ok && (uint64_t(m) >= detail::conv::coop_min_rows() || halo_shape) ? ConvKernel::TensorCore
                  : gemm1x1_ok && m >= 32                               ? ConvKernel::Gemm1x1
@@ -244,9 +256,13 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
         }
     }
     const detail::conv::HaloTile* halo = coop && spec.split == 1 && desc.halo ? detail::conv::halo_tile(device, spec) : nullptr;
+    if (halo && !halo_grid_ok(*halo)) halo = nullptr;
+    const uint64_t halo_tiles =
+        halo ? uint64_t(g.n) * ((ow + 31) / 32) * ((oh + halo->tile_rows - 1) / halo->tile_rows) : 0;
+    const uint64_t halo_blocks = halo ? (uint64_t(m) + halo->rows - 1) / halo->rows : 0;
     if (halo) {
-        // 3x3 and 5x5 stride 1: the staged-window kernel, 32 or 64 channels x 8 rows of 32 pixels
-        // a workgroup; the tiles are walked grid-stride (VKML_HALO_GROUPS caps the workgroups).
+        // 3x3, 5x5 and 9x9 stride 1: the staged-window kernel, 16/32/64 channels x 8 rows of 32
+        // pixels a workgroup; the tiles are walked grid-stride (VKML_HALO_GROUPS caps the workgroups).
         conv->halo_ = true;
         if (!spec.packed_w) { // it reads the weights tap-major whatever the geometry
             spec.packed_w = true;
@@ -257,15 +273,13 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
             conv->packed_bytes_ = uint64_t(desc.weight.shape.elements()) * gpu::dtype_size(desc.weight.dtype);
             conv->scratch_bytes_ = conv->packed_bytes_;
         }
-        const uint32_t bm = halo->rows;
-        const uint64_t tiles = uint64_t(g.n) * ((ow + 31) / 32) * ((oh + halo->tile_rows - 1) / halo->tile_rows);
         static const int64_t cap = detail::conv::tuning_knob("VKML_HALO_GROUPS", 0, 0, INT64_MAX);
         const auto& limits = device.caps().max_workgroup_count;
-        uint64_t gx = std::min<uint64_t>(tiles, limits[0]);
+        uint64_t gx = std::min<uint64_t>(halo_tiles, limits[0]);
         if (cap > 0) gx = std::min<uint64_t>(gx, uint64_t(cap));
-        const uint64_t gy = (uint64_t(m) + bm - 1) / bm;
-        if (gy > limits[1]) fail(op, "weight", std::to_string(m) + " output channels exceed the device's workgroup grid");
-        conv->groups_ = {uint32_t(gx), uint32_t(gy), 1};
+        if (halo_blocks > limits[1])
+            fail(op, "weight", std::to_string(m) + " output channels exceed the device's workgroup grid");
+        conv->groups_ = {uint32_t(gx), uint32_t(halo_blocks), 1};
         conv->pipeline_ = &device.pipeline(
             {.shader = detail::shader_for(device, op, halo->shader, desc.input.dtype),
              .bindings = 5,

@@ -70,7 +70,8 @@ protected:
                                 .group = c.group,
                                 .activation = c.act,
                                 .residual = c.residual,
-                                .kernel = k};
+                                .kernel = k,
+                                .halo_small_grids = true};
                 std::unique_ptr<ops::Conv> op;
                 try {
                     op = ops::Conv::create(dev(), d);
@@ -296,13 +297,14 @@ TEST_F(ConvTest, StagedWindowTiles) {
                                              .strides = strides,
                                              .pads = {1, 1, 1, 1}});
         };
-        // (large enough that split K does not take the grid)
-        EXPECT_TRUE(op({1, 64, 64, 128}, {64, 64, 3, 3}, {})->halo());
-        EXPECT_TRUE(op({1, 64, 64, 128}, {64, 64, 5, 5}, {})->halo());
-        EXPECT_FALSE(op({1, 60, 64, 128}, {64, 60, 3, 3}, {})->halo());     // C not a multiple of 8
-        EXPECT_FALSE(op({1, 64, 64, 128}, {64, 64, 3, 3}, {2, 2})->halo()); // strided
-        EXPECT_TRUE(op({1, 32, 64, 128}, {3, 32, 9, 9}, {})->halo());
-        EXPECT_FALSE(op({1, 64, 64, 128}, {64, 64, 7, 7}, {})->halo());
+        // (Auto: grids of at least VKML_HALO_MIN_GROUPS = 256 workgroups; 8 x 32 tiles of 8 x 32)
+        EXPECT_TRUE(op({1, 64, 64, 1024}, {64, 64, 3, 3}, {})->halo());
+        EXPECT_FALSE(op({1, 64, 64, 128}, {64, 64, 3, 3}, {})->halo()); // 32 workgroups
+        EXPECT_TRUE(op({1, 64, 64, 1024}, {64, 64, 5, 5}, {})->halo());
+        EXPECT_FALSE(op({1, 60, 64, 1024}, {64, 60, 3, 3}, {})->halo());     // C not a multiple of 8
+        EXPECT_FALSE(op({1, 64, 64, 1024}, {64, 64, 3, 3}, {2, 2})->halo()); // strided
+        EXPECT_TRUE(op({1, 32, 64, 1024}, {3, 32, 9, 9}, {})->halo());
+        EXPECT_FALSE(op({1, 64, 64, 1024}, {64, 64, 7, 7}, {})->halo());
     }
 }
 
@@ -329,9 +331,10 @@ TEST_F(ConvTest, AutoChoosesKernelByShape) {
         EXPECT_EQ(f16({1, 8, 9, 9}, {12, 8, 3, 3}, 1), ConvKernel::TensorCore);
         EXPECT_EQ(f16({1, 6, 9, 9}, {11, 6, 3, 3}, 1), ConvKernel::Direct);
         // ... and at any count where the staged-window kernel runs the shape with 32 or more
-        // input channels (a multiple of 8)
-        EXPECT_EQ(f16({1, 32, 9, 9}, {4, 32, 3, 3}, 1), ConvKernel::TensorCore);
-        EXPECT_EQ(f16({1, 16, 9, 9}, {4, 16, 3, 3}, 1), ConvKernel::Direct);
+        // input channels (a multiple of 8) on a grid of 256 workgroups or more
+        EXPECT_EQ(f16({1, 32, 64, 1024}, {4, 32, 3, 3}, 1), ConvKernel::TensorCore);
+        EXPECT_EQ(f16({1, 32, 9, 9}, {4, 32, 3, 3}, 1), ConvKernel::Direct);
+        EXPECT_EQ(f16({1, 16, 64, 1024}, {4, 16, 3, 3}, 1), ConvKernel::Direct);
         EXPECT_EQ(f16({1, 8, 9, 9}, {8, 1, 3, 3}, 8), ConvKernel::Direct);
     } else {
         EXPECT_THROW(ops::Conv::create(dev(), {.input = {{1, 8, 9, 9}, gpu::DType::f32},

@@ -68,6 +68,10 @@ struct ConvDesc {
     // (conv/halo.comp) instead of gathered tap by tap. false: the implicit GEMM (for tests and
     // tuning; VKML_DISABLE_CONV_HALO=1 turns it off everywhere).
     bool halo = true;
+    // The staged-window kernel also on grids of fewer than VKML_HALO_MIN_GROUPS (256) workgroups,
+    // which Auto leaves to the implicit GEMM (a detector's 13x13 to 52x52 layers ran 2.5x slower
+    // on 8x32-pixel tiles): for tests.
+    bool halo_small_grids = false;
 };
 
 // Inputs: X, W, then B when desc.bias is set, then R when desc.residual. Output: Y.
