@@ -137,20 +137,22 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
     // Small grids stay on the implicit GEMM (NanoDet's 13x13 to 52x52 layers: 1.1 -> 2.7 ms for
     // the network on 8x32-pixel tiles, an H100).
     static const int64_t halo_min_groups = detail::conv::tuning_knob("VKML_HALO_MIN_GROUPS", 256, 0, INT64_MAX);
-    auto halo_groups = [&](const detail::conv::HaloTile& t) {
-        return uint64_t(g.n) * ((uint64_t(ax_w.out) + 31) / 32) *
-               ((uint64_t(ax_h.out) + t.tile_rows - 1) / t.tile_rows) * ((uint64_t(m) + t.rows - 1) / t.rows);
+    auto halo_tiles = [&](const detail::conv::HaloTile& t) {
+        return uint64_t(g.n) * ((uint64_t(ax_w.out) + 31) / 32) * ((uint64_t(ax_h.out) + t.tile_rows - 1) / t.tile_rows);
     };
-    auto halo_grid_ok = [&](const detail::conv::HaloTile& t) {
-        return desc.halo_small_grids || halo_groups(t) >= uint64_t(halo_min_groups);
-    };
-    const detail::conv::HaloTile* halo_probe =
-        coop_ok && desc.halo && !gemm1x1_ok && g.c >= 32
+    auto halo_blocks = [&](const detail::conv::HaloTile& t) { return (uint64_t(m) + t.rows - 1) / t.rows; };
+    // The staged-window variant for this geometry where it runs (the unsplit tensor-core path
+    // takes it below), or null.
+    const detail::conv::HaloTile* halo_fit =
+        coop_ok && desc.halo && !gemm1x1_ok
             ? detail::conv::halo_tile(device, detail::conv::conv_spec(g, m, ax_h.out, ax_w.out, ax_h.pad_begin,
                                                                       ax_w.pad_begin, desc.group, false, false,
                                                                       ActivationKind::None))
             : nullptr;
-    const bool halo_shape = halo_probe && halo_grid_ok(*halo_probe);
+    if (halo_fit && !desc.halo_small_grids &&
+        halo_tiles(*halo_fit) * halo_blocks(*halo_fit) < uint64_t(halo_min_groups))
+        halo_fit = nullptr;
+    const bool halo_shape = halo_fit && g.c >= 32;
     if (kernel == ConvKernel::Auto)
         kernel = coop_ok && (uint64_t(m) >= detail::conv::coop_min_rows() || halo_shape) ? ConvKernel::TensorCore
                  : gemm1x1_ok && m >= 32                               ? ConvKernel::Gemm1x1
@@ -198,15 +200,16 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
         if (p > INT32_MAX) fail(op, "pads", std::to_string(p) + " exceeds the kernels' 32-bit offsets");
     detail::conv::ConvSpec spec = detail::conv::conv_spec(
         g, m, oh, ow, ax_h.pad_begin, ax_w.pad_begin, desc.group, conv->has_bias_, desc.residual, act);
-    if (coop && detail::conv::coop_tap_major(spec)) {
-        // The tensor cores read the weights tap-major: a small re-pack into scratch before each run.
+    // The tensor cores read the weights tap-major: a small re-pack into scratch before each run.
+    auto pack_taps = [&] {
         spec.packed_w = true;
         conv->pack_pipeline_ = &device.pipeline({.shader = detail::shader_for(device, op, "conv_pack_taps", desc.input.dtype),
                                                  .bindings = 2,
                                                  .specialization = {spec.m, spec.c, spec.kh * spec.kw}});
         conv->packed_bytes_ = uint64_t(desc.weight.shape.elements()) * gpu::dtype_size(desc.weight.dtype);
         conv->scratch_bytes_ = conv->packed_bytes_;
-    }
+    };
+    if (coop && detail::conv::coop_tap_major(spec)) pack_taps();
     const bool tiled = kernel == ConvKernel::ImplicitGemm || coop;
     // The direct kernel computes up to 8 output channels per invocation at group 1 (each input
     // element loaded once for all of them).
@@ -255,31 +258,20 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
                  .specialization = spec.values()});
         }
     }
-    const detail::conv::HaloTile* halo = coop && spec.split == 1 && desc.halo ? detail::conv::halo_tile(device, spec) : nullptr;
-    if (halo && !halo_grid_ok(*halo)) halo = nullptr;
-    const uint64_t halo_tiles =
-        halo ? uint64_t(g.n) * ((ow + 31) / 32) * ((oh + halo->tile_rows - 1) / halo->tile_rows) : 0;
-    const uint64_t halo_blocks = halo ? (uint64_t(m) + halo->rows - 1) / halo->rows : 0;
+    const detail::conv::HaloTile* halo = coop && spec.split == 1 ? halo_fit : nullptr;
     if (halo) {
         // 3x3, 5x5 and 9x9 stride 1: the staged-window kernel, 16/32/64 channels x 8 rows of 32
         // pixels a workgroup; the tiles are walked grid-stride (VKML_HALO_GROUPS caps the workgroups).
         conv->halo_ = true;
-        if (!spec.packed_w) { // it reads the weights tap-major whatever the geometry
-            spec.packed_w = true;
-            conv->pack_pipeline_ = &device.pipeline(
-                {.shader = detail::shader_for(device, op, "conv_pack_taps", desc.input.dtype),
-                 .bindings = 2,
-                 .specialization = {spec.m, spec.c, spec.kh * spec.kw}});
-            conv->packed_bytes_ = uint64_t(desc.weight.shape.elements()) * gpu::dtype_size(desc.weight.dtype);
-            conv->scratch_bytes_ = conv->packed_bytes_;
-        }
+        if (!spec.packed_w) pack_taps(); // it reads the weights tap-major whatever the geometry
+        const uint64_t tiles = halo_tiles(*halo), blocks = halo_blocks(*halo);
         static const int64_t cap = detail::conv::tuning_knob("VKML_HALO_GROUPS", 0, 0, INT64_MAX);
         const auto& limits = device.caps().max_workgroup_count;
-        uint64_t gx = std::min<uint64_t>(halo_tiles, limits[0]);
+        uint64_t gx = std::min<uint64_t>(tiles, limits[0]);
         if (cap > 0) gx = std::min<uint64_t>(gx, uint64_t(cap));
-        if (halo_blocks > limits[1])
+        if (blocks > limits[1])
             fail(op, "weight", std::to_string(m) + " output channels exceed the device's workgroup grid");
-        conv->groups_ = {uint32_t(gx), uint32_t(halo_blocks), 1};
+        conv->groups_ = {uint32_t(gx), uint32_t(blocks), 1};
         conv->pipeline_ = &device.pipeline(
             {.shader = detail::shader_for(device, op, halo->shader, desc.input.dtype),
              .bindings = 5,

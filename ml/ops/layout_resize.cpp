@@ -177,7 +177,6 @@ std::unique_ptr<Resize> Resize::create(gpu::Device& device, const ResizeDesc& de
                         ((ctm == Ctm::HalfPixel || ctm == Ctm::PytorchHalfPixel) && round_mode);
     if (mode == Mode::Nearest && rest_identity && kh > 0 && kw > 0 && floors && (kh > 1 || kw > 1) &&
         (r < 2 || dims[r - 2].out > 1) && dims[r - 1].out > 1) {
-        op->upsample_ = true;
         op->upsample_groups_ = uint32_t((uint64_t(out_shape.elements()) + 7) / 8);
         op->upsample_pipeline_ = &device.pipeline(
             {.shader = detail::shader_for(device, "Resize", "layout_upsample", desc.input.dtype),

@@ -87,7 +87,7 @@ public:
     const char* type() const override { return "Resize"; }
     // Nearest by whole factors over the last two dimensions in a mode where that is oh / KH, ow / KW:
     // the eight-outputs-an-invocation kernel (layout/upsample.comp).
-    bool integer_upsample() const { return upsample_; }
+    bool integer_upsample() const { return upsample_pipeline_ != nullptr; }
 
 private:
     explicit Resize(gpu::Device& device) : Op(device) {}
@@ -95,7 +95,6 @@ private:
                      const gpu::BufferRange& scratch) const override;
     const gpu::Pipeline* pipeline_ = nullptr;
     uint32_t count_ = 0;
-    bool upsample_ = false;
     const gpu::Pipeline* upsample_pipeline_ = nullptr; // layout/upsample.comp, or null
     uint32_t upsample_groups_ = 0;                     // its invocations
     float extrapolation_ = 0.f;
