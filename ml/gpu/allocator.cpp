@@ -23,6 +23,30 @@ namespace {
 std::string mib(uint64_t bytes) {
     return std::to_string((bytes + (1 << 19)) >> 20) + " MiB";
 }
+
+// VKML_FAULT_ALLOC=N or N+ (N >= 1): see MemoryAllocator::inject_failure. Anything else is an error,
+// so a mistyped switch never passes for a test that injected nothing.
+void fault_from_env(MemoryAllocator& allocator) {
+    const std::string text = detail::env_string("VKML_FAULT_ALLOC");
+    if (text.empty()) return;
+    const bool sticky = text.back() == '+';
+    const std::string digits = sticky ? text.substr(0, text.size() - 1) : text;
+    uint64_t n = 0;
+    bool ok = !digits.empty() && digits.size() <= 18;
+    for (const char c : digits) {
+        if (c < '0' || c > '9')
+            ok = false;
+        else
+            n = n * 10 + uint64_t(c - '0');
+    }
+    if (!ok || n == 0)
+        throw Error(ErrorCode::InvalidArgument,
+                    "VKML_FAULT_ALLOC='" + text +
+                        "' is not an allocation number (N >= 1 fails the N-th device memory allocation, "
+                        "N+ it and every later one)");
+    allocator.inject_failure(n, sticky);
+}
+
 } // namespace
 
 Allocation::~Allocation() {
@@ -31,7 +55,14 @@ Allocation::~Allocation() {
 
 MemoryAllocator::MemoryAllocator(Device& device, uint64_t device_local_limit, uint64_t block_size)
     : device_(device), block_size_(block_size), device_local_limit_(device_local_limit),
-      heap_reserved_(device.caps().memory_heaps.size(), 0) {}
+      heap_reserved_(device.caps().memory_heaps.size(), 0) {
+    fault_from_env(*this);
+}
+
+void MemoryAllocator::inject_failure(uint64_t nth, bool sticky) {
+    fail_sticky_ = sticky;
+    fail_at_ = nth ? requests_.load() + nth : 0;
+}
 
 MemoryAllocator::~MemoryAllocator() {
     for (auto& b : blocks_) {
@@ -130,6 +161,13 @@ VkDeviceMemory MemoryAllocator::allocate_memory(uint64_t size, uint32_t type, st
 
 AllocationPtr MemoryAllocator::allocate(const VkMemoryRequirements& req, MemoryUsage usage,
                                         ResourceTiling tiling) {
+    const uint64_t request = ++requests_;
+    if (const uint64_t at = fail_at_.load(); at && (request == at || (request > at && fail_sticky_))) {
+        ++injected_;
+        throw Error(ErrorCode::OutOfDeviceMemory, "out of device memory: allocation " +
+                                                      std::to_string(request) + " (" + mib(req.size) +
+                                                      ") refused by fault injection (VKML_FAULT_ALLOC)");
+    }
     try {
         return allocate_now(req, usage, tiling);
     } catch (const Error& e) {

@@ -267,7 +267,10 @@ const std::set<std::string, std::less<>> other_ops = {
     "Shape",      "Size",      "Cast",      "CastLike",   "Reshape",         "Flatten",
     "Squeeze",    "Unsqueeze", "Concat",    "Gather",     "Slice",           "Transpose",
     "Expand",     "Tile",      "Where",     "Range",      "ConstantOfShape", "ReduceSum",
-    "ReduceProd", "ReduceMax", "ReduceMin", "ReduceMean", "Dropout",         "ScatterND"};
+    "ReduceProd", "ReduceMax", "ReduceMin", "ReduceMean", "Dropout",         "ScatterND",
+    // Data-dependent output shapes, or outputs made from attributes and shapes alone: these run
+    // on the host only, so their inputs must be constants (EyeLike reads only its input's shape).
+    "NonZero",    "EyeLike",   "HannWindow", "HammingWindow", "BlackmanWindow"};
 
 Array unary(const std::string& op, const Array& x) {
     Array r = x;
@@ -502,6 +505,23 @@ std::vector<TensorData> host_evaluate(const Graph& g, const Node& n,
         end = std::clamp<int64_t>(end, start, r);
         const std::vector<int64_t> v(s.begin() + start, s.begin() + end);
         return {TensorData::from_int64s({static_cast<int64_t>(v.size())}, v)};
+    }
+    if (op == "EyeLike") {
+        if (inputs.empty() || shapes.empty() || shapes[0].size() != 2) g.fail(n, "needs a 2-D input");
+        const int64_t rows = shapes[0][0], cols = shapes[0][1], k = n.get_int("k", 0);
+        DType dt = inputs[0] ? inputs[0]->dtype() : DType::f32;
+        if (n.has("dtype")) dt = detail::onnx_type(n.get_int("dtype", 1), g, n);
+        else if (!inputs[0] && g.value(n.inputs[0]).dtype != DType::undefined) dt = g.value(n.inputs[0]).dtype;
+        Array e = make(dt, {rows, cols});
+        for (int64_t i = 0; i < rows; ++i)
+            if (i + k >= 0 && i + k < cols) {
+                const size_t at = static_cast<size_t>(i * cols + i + k);
+                if (e.floating())
+                    e.f[at] = 1;
+                else
+                    e.i[at] = 1;
+            }
+        return {store(e)};
     }
     if (op == "Size") {
         int64_t v = 0;
@@ -785,6 +805,35 @@ std::vector<TensorData> host_evaluate(const Graph& g, const Node& n,
                 for (size_t e = 0; e < r.i.size(); ++e)
                     r.i[e] = wrap_add(start, wrap_mul(static_cast<int64_t>(e), delta));
             }
+        } else if (op == "NonZero") {
+            // [rank, count]: the coordinates of the nonzero elements in row-major order.
+            const Array& x = input(0);
+            std::vector<size_t> hits;
+            for (size_t e = 0; e < x.size(); ++e)
+                if (x.floating() ? x.f[e] != 0 : x.i[e] != 0) hits.push_back(e);
+            const auto strides = strides_of(x.dims);
+            r = make(DType::i64, {static_cast<int64_t>(x.dims.size()), static_cast<int64_t>(hits.size())});
+            for (size_t h = 0; h < hits.size(); ++h)
+                for (size_t a = 0; a < x.dims.size(); ++a)
+                    r.i[a * hits.size() + h] = (static_cast<int64_t>(hits[h]) / strides[a]) % x.dims[a];
+        } else if (op == "HannWindow" || op == "HammingWindow" || op == "BlackmanWindow") {
+            // ONNX's windows over N = size (periodic) or size - 1 (symmetric) steps.
+            const auto size = ints(0);
+            if (size.size() != 1 || size[0] < 0) g.fail(n, "size must be one non-negative value");
+            const DType dt = detail::onnx_type(n.get_int("output_datatype", 1), g, n);
+            r = make(dt, {size[0]});
+            const double steps = static_cast<double>(n.get_int("periodic", 1) ? size[0] : size[0] - 1);
+            const double pi = 3.14159265358979323846;
+            for (int64_t e = 0; e < size[0]; ++e) {
+                const double a = 2 * pi * static_cast<double>(e) / steps;
+                const double v = op == "HannWindow"      ? 0.5 - 0.5 * std::cos(a)
+                                 : op == "HammingWindow" ? 25.0 / 46.0 - 21.0 / 46.0 * std::cos(a)
+                                                         : 0.42 - 0.5 * std::cos(a) + 0.08 * std::cos(2 * a);
+                if (r.floating())
+                    r.f[static_cast<size_t>(e)] = v;
+                else
+                    r.i[static_cast<size_t>(e)] = to_int(v);
+            }
         } else if (op == "ConstantOfShape") {
             const auto dims = ints(0);
             Array v;
@@ -799,9 +848,11 @@ std::vector<TensorData> host_evaluate(const Graph& g, const Node& n,
             else
                 std::fill(r.i.begin(), r.i.end(), v.i[0]);
         } else if (op == "ScatterND") {
-            // data with the slices named by indices [..., k] replaced by updates (reduction none).
-            if (n.get_string("reduction", "none") != "none")
-                g.fail(n, "only reduction 'none' is supported", ErrorCode::Unsupported);
+            // data with the slices named by indices [..., k] replaced by updates, or combined with
+            // them in order (reduction add, mul, max, min).
+            const std::string red = n.get_string("reduction", "none");
+            if (red != "none" && red != "add" && red != "mul" && red != "max" && red != "min")
+                g.fail(n, "reduction '" + red + "' is not none, add, mul, max or min");
             r = input(0);
             const auto idx = ints(1);
             const auto& idims = input(1).dims;
@@ -827,10 +878,21 @@ std::vector<TensorData> host_evaluate(const Graph& g, const Node& n,
                 for (int64_t e = 0; e < slice; ++e) {
                     const size_t dst = static_cast<size_t>(base + e),
                                  src = t * static_cast<size_t>(slice) + static_cast<size_t>(e);
-                    if (r.floating())
-                        r.f[dst] = upd.get_f(src);
-                    else
-                        r.i[dst] = upd.get_i(src);
+                    if (r.floating()) {
+                        const double a = r.f[dst], b = upd.get_f(src);
+                        r.f[dst] = red == "add"   ? a + b
+                                   : red == "mul" ? a * b
+                                   : red == "max" ? std::max(a, b)
+                                   : red == "min" ? std::min(a, b)
+                                                  : b;
+                    } else {
+                        const int64_t a = r.i[dst], b = upd.get_i(src);
+                        r.i[dst] = red == "add"   ? wrap_add(a, b)
+                                   : red == "mul" ? wrap_mul(a, b)
+                                   : red == "max" ? std::max(a, b)
+                                   : red == "min" ? std::min(a, b)
+                                                  : b;
+                    }
                 }
             }
         } else if (op.starts_with("Reduce")) {

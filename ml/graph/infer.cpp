@@ -183,7 +183,8 @@ InferStats infer_and_fold(Graph& g, gpu::Device& device, const FloatPolicy& floa
         bool all_constant = true;
         for (ValueId v : n.inputs)
             if (v != no_value && !g.value(v).is_constant()) all_constant = false;
-        const bool shape_only = (n.op_type == "Shape" || n.op_type == "Size") && n.domain.empty();
+        const bool shape_only =
+            (n.op_type == "Shape" || n.op_type == "Size" || n.op_type == "EyeLike") && n.domain.empty();
         if (host_evaluable(n) && (all_constant || shape_only)) {
             fold_node(g, n, host_max_elements);
             folded[i] = 1;

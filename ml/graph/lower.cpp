@@ -11,8 +11,10 @@
 #include "vkml/ops/detect.hpp"
 #include "vkml/ops/elementwise.hpp"
 #include "vkml/ops/layout.hpp"
+#include "vkml/ops/loss.hpp"
 #include "vkml/ops/norm.hpp"
 #include "vkml/ops/reduce.hpp"
+#include "vkml/ops/rnn.hpp"
 
 namespace vkml::graph::detail {
 
@@ -29,7 +31,7 @@ std::map<std::string, Kind, std::less<>> names_of(Kind last, const char* (*name)
 }
 
 const auto& unary_kinds() {
-    static const auto m = names_of(ops::UnaryKind::Swish, ops::unary_name);
+    static const auto m = names_of(ops::last_unary_kind, ops::unary_name);
     return m;
 }
 const auto& binary_kinds() {
@@ -41,7 +43,7 @@ const auto& variadic_kinds() {
     return m;
 }
 const auto& reduce_kinds() {
-    static const auto m = names_of(ops::ReduceKind::SumSquare, ops::reduce_op_name);
+    static const auto m = names_of(ops::ReduceKind::LogSum, ops::reduce_op_name);
     return m;
 }
 
@@ -64,6 +66,8 @@ const std::set<std::string, std::less<>> other_types = {"Conv",
                                                         "TopK",
                                                         "Softmax",
                                                         "LogSoftmax",
+                                                        "Hardmax",
+                                                        "CumSum",
                                                         "MaxPool",
                                                         "AveragePool",
                                                         "LpPool",
@@ -83,13 +87,25 @@ const std::set<std::string, std::less<>> other_types = {"Conv",
                                                         "GatherElements",
                                                         "Expand",
                                                         "Tile",
+                                                        "Trilu",
+                                                        "ScatterND",
+                                                        "ScatterElements",
+                                                        "Scatter",
+                                                        "GatherND",
+                                                        "OneHot",
+                                                        "GridSample",
                                                         "Reshape",
                                                         "Flatten",
                                                         "Squeeze",
                                                         "Unsqueeze",
                                                         "Identity",
                                                         "Dropout",
-                                                        "NonMaxSuppression"};
+                                                        "NonMaxSuppression",
+                                                        "NegativeLogLikelihoodLoss",
+                                                        "SoftmaxCrossEntropyLoss",
+                                                        "RNN",
+                                                        "GRU",
+                                                        "LSTM"};
 
 int64_t norm_axis(const LowerContext& ctx, int64_t axis, size_t rank) {
     const int64_t r = static_cast<int64_t>(rank);
@@ -223,6 +239,10 @@ Lowered lower_unary(LowerContext& ctx, ops::UnaryKind kind) {
     if (const Attribute* a = n.find("alpha")) d.alpha = a->as_float();
     if (const Attribute* a = n.find("beta")) d.beta = a->as_float();
     if (const Attribute* a = n.find("gamma")) d.gamma = a->as_float();
+    if (kind == ops::UnaryKind::Shrink) { // ONNX names its threshold lambd and its offset bias
+        if (const Attribute* a = n.find("lambd")) d.alpha = a->as_float();
+        if (const Attribute* a = n.find("bias")) d.beta = a->as_float();
+    }
     d.approximate = n.get_string("approximate", "none");
     d.activation = fused_activation(n);
     Lowered l = single(ops::Unary::create(ctx.device, d), {0}, {0});
@@ -478,7 +498,9 @@ Lowered lower_softmax(LowerContext& ctx) {
     const Node& n = ctx.node;
     arithmetic_dtype(ctx, 0, false);
     ops::SoftmaxDesc d;
-    d.kind = n.op_type == "Softmax" ? ops::SoftmaxKind::Softmax : ops::SoftmaxKind::LogSoftmax;
+    d.kind = n.op_type == "Softmax"      ? ops::SoftmaxKind::Softmax
+             : n.op_type == "LogSoftmax" ? ops::SoftmaxKind::LogSoftmax
+                                         : ops::SoftmaxKind::Hardmax;
     const gpu::Shape& shape = ctx.input(0).shape;
     if (ctx.opset >= 13) {
         d.input = ctx.desc(0);
@@ -728,6 +750,14 @@ Lowered lower_layout(LowerContext& ctx) {
         o = ops::SpaceToDepth::create(ctx.device, {layout_desc(ctx, 0), n.get_int("blocksize", 0)});
     } else if (op == "Expand") {
         o = ops::Expand::create(ctx.device, {layout_desc(ctx, 0), ctx.const_ints(1, "shape")});
+    } else if (op == "Trilu") {
+        int64_t k = 0;
+        if (!ctx.empty_or_absent(1)) {
+            const auto v = ctx.const_ints(1, "k");
+            if (v.size() != 1) ctx.fail("k must hold one value");
+            k = v[0];
+        }
+        o = ops::Trilu::create(ctx.device, {layout_desc(ctx, 0), k, n.get_int("upper", 1) != 0});
     } else if (op == "Tile") {
         o = ops::Tile::create(ctx.device, {layout_desc(ctx, 0), ctx.const_ints(1, "repeats")});
     } else if (op == "Gather" || op == "GatherElements") {
@@ -798,6 +828,129 @@ Lowered lower_nms(LowerContext& ctx) {
                  ErrorCode::Unsupported);
     Lowered l = single(ops::NonMaxSuppression::create(ctx.device, d), {0, 1}, {0, -1});
     l.out_ir = {DType::i64};
+    return l;
+}
+
+// ---- losses ---------------------------------------------------------------------------------------
+
+Lowered lower_loss(LowerContext& ctx) {
+    const Node& n = ctx.node;
+    arithmetic_dtype(ctx, 0, false);
+    ops::LossDesc d;
+    d.softmax = n.op_type == "SoftmaxCrossEntropyLoss";
+    d.input = ctx.desc(0);
+    d.target = ctx.stored(1);
+    std::vector<int> ins = {0, 1};
+    if (!ctx.empty_or_absent(2)) {
+        d.weight = ctx.desc_as(2, ctx.float_dtype);
+        ins.push_back(2);
+    }
+    d.reduction = n.get_string("reduction", "mean");
+    if (n.find("ignore_index")) d.ignore_index = n.get_int("ignore_index", 0);
+    std::vector<int> outs = {0};
+    if (d.softmax && out_or_none(n, 1) >= 0) {
+        d.log_prob = true;
+        outs.push_back(1);
+    }
+    Lowered l = single(ops::Loss::create(ctx.device, d), ins, outs);
+    l.out_ir.assign(n.outputs.size(), ctx.input(0).ir);
+    return l;
+}
+
+// ---- recurrent ------------------------------------------------------------------------------------
+
+Lowered lower_rnn(LowerContext& ctx) {
+    const Node& n = ctx.node;
+    arithmetic_dtype(ctx, 0, false);
+    ops::RnnDesc d;
+    d.kind = n.op_type == "RNN" ? ops::RnnKind::RNN : n.op_type == "GRU" ? ops::RnnKind::GRU : ops::RnnKind::LSTM;
+    const gpu::DType f = ctx.float_dtype;
+    d.x = ctx.desc(0);
+    d.w = ctx.desc_as(1, f);
+    d.r = ctx.desc_as(2, f);
+    std::vector<int> ins = {0, 1, 2};
+    auto take = [&](size_t i, std::optional<ops::TensorDesc>& field, gpu::DType dt) {
+        if (ctx.empty_or_absent(i)) return;
+        field = ctx.desc_as(i, dt);
+        ins.push_back(static_cast<int>(i));
+    };
+    take(3, d.b, f);
+    if (!ctx.empty_or_absent(4) && ctx.input(4).stored != gpu::DType::i32)
+        ctx.fail("sequence_lens must be int32", ErrorCode::Unsupported);
+    take(4, d.sequence_lens, gpu::DType::i32);
+    take(5, d.initial_h, f);
+    if (d.kind == ops::RnnKind::LSTM) {
+        take(6, d.initial_c, f);
+        take(7, d.p, f);
+    }
+    d.direction = n.get_string("direction", "forward");
+    d.hidden_size = n.get_int("hidden_size", 0);
+    if (const Attribute* a = n.find("activations")) d.activations = a->as_strings();
+    if (const Attribute* a = n.find("activation_alpha")) d.activation_alpha = a->as_floats();
+    if (const Attribute* a = n.find("activation_beta")) d.activation_beta = a->as_floats();
+    if (n.find("clip")) d.clip = n.get_float("clip", 0.f);
+    d.input_forget = n.get_int("input_forget", 0);
+    d.linear_before_reset = n.get_int("linear_before_reset", 0);
+    d.layout = n.get_int("layout", 0);
+    std::vector<int> outs = {out_or_none(n, 0), out_or_none(n, 1)};
+    if (d.kind == ops::RnnKind::LSTM) outs.push_back(out_or_none(n, 2));
+    Lowered l = single(ops::Rnn::create(ctx.device, d), ins, outs);
+    l.out_ir.assign(n.outputs.size(), ctx.input(0).ir);
+    return l;
+}
+
+Lowered lower_cumsum(LowerContext& ctx) {
+    const Node& n = ctx.node;
+    const gpu::DType dt = arithmetic_dtype(ctx, 0, true);
+    const auto axis = ctx.const_ints(1, "axis");
+    if (axis.size() != 1) ctx.fail("axis must hold one value");
+    ops::CumSumDesc d{ctx.desc_as(0, dt), axis[0], n.get_int("exclusive", 0) != 0, n.get_int("reverse", 0) != 0};
+    Lowered l = single(ops::CumSum::create(ctx.device, d), {0}, {0});
+    l.out_ir = {ctx.input(0).ir};
+    return l;
+}
+
+Lowered lower_grid_sample(LowerContext& ctx) {
+    const Node& n = ctx.node;
+    arithmetic_dtype(ctx, 0, false);
+    ops::GridSampleDesc d{ctx.desc(0), ctx.desc_as(1, ctx.float_dtype), n.get_string("mode", "bilinear"),
+                          n.get_string("padding_mode", "zeros"), n.get_int("align_corners", 0)};
+    return single(ops::GridSample::create(ctx.device, d), {0, 1}, {0});
+}
+
+Lowered lower_indexing(LowerContext& ctx) {
+    const Node& n = ctx.node;
+    const std::string& op = n.op_type;
+    auto index = [&](size_t i) {
+        const TensorDesc idx = ctx.stored(i);
+        if (idx.dtype != gpu::DType::i32 && idx.dtype != gpu::DType::i64)
+            ctx.fail("indices must be int32 or int64", ErrorCode::Unsupported);
+        return idx;
+    };
+    Lowered l;
+    if (op == "OneHot") {
+        const auto depth = ctx.const_floats(1, "depth");
+        if (depth.size() != 1) ctx.fail("depth must hold one value");
+        const TensorDesc idx = ctx.is_float(0) ? ctx.desc_as(0, gpu::DType::f32) : index(0);
+        ops::OneHotDesc d{idx, layout_desc(ctx, 2), static_cast<int64_t>(depth[0]), n.get_int("axis", -1)};
+        l = single(ops::OneHot::create(ctx.device, d), {0, 2}, {0});
+        l.out_ir = {ctx.input(2).ir};
+        return l;
+    }
+    if (op == "GatherND") {
+        ops::GatherNDDesc d{layout_desc(ctx, 0), index(1), n.get_int("batch_dims", 0)};
+        l = single(ops::GatherND::create(ctx.device, d), {0, 1}, {0});
+    } else {
+        ops::ScatterDesc d;
+        d.nd = op == "ScatterND";
+        d.data = layout_desc(ctx, 0);
+        d.indices = index(1);
+        d.updates = ctx.desc_as(2, d.data.dtype);
+        d.axis = n.get_int("axis", 0);
+        d.reduction = n.get_string("reduction", "none");
+        l = single(ops::Scatter::create(ctx.device, d), {0, 1, 2}, {0});
+    }
+    l.out_ir = {ctx.input(0).ir};
     return l;
 }
 
@@ -959,7 +1112,7 @@ Lowered lower(LowerContext& ctx) {
         l = lower_argreduce(ctx);
     else if (op == "TopK")
         l = lower_topk(ctx);
-    else if (op == "Softmax" || op == "LogSoftmax")
+    else if (op == "Softmax" || op == "LogSoftmax" || op == "Hardmax")
         l = lower_softmax(ctx);
     else if (op == "MaxPool" || op == "AveragePool" || op == "LpPool")
         l = lower_pool(ctx);
@@ -976,13 +1129,23 @@ Lowered lower(LowerContext& ctx) {
     else if (op == "Concat")
         l = lower_concat(ctx);
     else if (op == "Transpose" || op == "DepthToSpace" || op == "SpaceToDepth" || op == "Expand" ||
-             op == "Tile" || op == "Gather" || op == "GatherElements")
+             op == "Tile" || op == "Trilu" || op == "Gather" || op == "GatherElements")
         l = lower_layout(ctx);
     else if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity" ||
              op == "Dropout")
         l = lower_view(ctx);
     else if (op == "NonMaxSuppression")
         l = lower_nms(ctx);
+    else if (op == "ScatterND" || op == "ScatterElements" || op == "Scatter" || op == "GatherND" || op == "OneHot")
+        l = lower_indexing(ctx);
+    else if (op == "CumSum")
+        l = lower_cumsum(ctx);
+    else if (op == "GridSample")
+        l = lower_grid_sample(ctx);
+    else if (op == "RNN" || op == "GRU" || op == "LSTM")
+        l = lower_rnn(ctx);
+    else if (op == "NegativeLogLikelihoodLoss" || op == "SoftmaxCrossEntropyLoss")
+        l = lower_loss(ctx);
     else
         ctx.fail("operator " + op + " is not supported by vkml (`vkml ops` lists the supported ones)",
                  ErrorCode::Unsupported);

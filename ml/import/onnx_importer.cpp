@@ -5,7 +5,10 @@
 #include <climits>
 #include <cstring>
 #include <limits>
+#include <deque>
+#include <functional>
 #include <map>
+#include <set>
 #include <type_traits>
 
 #include <onnx/onnx_pb.h>
@@ -361,29 +364,73 @@ Graph convert(const onnx::ModelProto& model, const Context& ctx) {
         std::string where;
     };
     std::vector<Pending> pending;
-    for (int i = 0; i < gp.node_size(); ++i) {
-        const onnx::NodeProto& np = gp.node(i);
-        const std::string node_name = np.name().empty() ? np.op_type() + "_" + std::to_string(i) : np.name();
-        const std::string where = "node '" + node_name + "' (" + np.op_type() + ")";
-        if (np.op_type().empty()) ctx.fail("node #" + std::to_string(i) + " has no op_type");
-        if (np.op_type() == "Constant" && is_default_domain(np.domain())) {
-            if (np.output_size() != 1 || np.output(0).empty())
-                ctx.fail(where + " must have exactly one output");
-            if (g.find(np.output(0)) != graph::no_value)
-                ctx.fail(where + ": its output '" + np.output(0) + "' is already produced elsewhere");
-            g.add_constant(np.output(0), constant_value(np, ctx, where));
-            continue;
-        }
-        for (const std::string& out : np.output()) {
-            if (out.empty()) continue;
-            if (g.find(out) != graph::no_value)
-                ctx.fail(where + ": its output '" + out + "' is already produced elsewhere");
-            ValueType t;
-            if (auto it = declared.find(out); it != declared.end()) t = it->second;
-            g.add_value(out, t.dtype, std::move(t.shape));
-        }
-        pending.push_back({&np, node_name, where});
-    }
+    // Identity nodes made here (an inlined If branch's outputs); a deque keeps their addresses.
+    std::deque<google::protobuf::RepeatedPtrField<onnx::NodeProto>> made;
+    // The nodes of the graph, and of every If whose condition is a constant by now (an
+    // initializer or a Constant node before it): the branch it takes is inlined in its place, its
+    // outputs passed on to the If's by Identity nodes, so the branch not taken never matters. An
+    // If whose condition is computed stays, and is refused below as control flow.
+    std::function<void(const google::protobuf::RepeatedPtrField<onnx::NodeProto>&, const std::string&)> add_nodes =
+        [&](const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, const std::string& scope) {
+            for (int i = 0; i < nodes.size(); ++i) {
+                const onnx::NodeProto& np = nodes.Get(i);
+                const std::string node_name =
+                    np.name().empty() ? scope + np.op_type() + "_" + std::to_string(i) : np.name();
+                const std::string where = "node '" + node_name + "' (" + np.op_type() + ")";
+                if (np.op_type().empty()) ctx.fail("node #" + std::to_string(i) + " has no op_type");
+                if (np.op_type() == "Constant" && is_default_domain(np.domain())) {
+                    if (np.output_size() != 1 || np.output(0).empty())
+                        ctx.fail(where + " must have exactly one output");
+                    if (g.find(np.output(0)) != graph::no_value)
+                        ctx.fail(where + ": its output '" + np.output(0) + "' is already produced elsewhere");
+                    g.add_constant(np.output(0), constant_value(np, ctx, where));
+                    continue;
+                }
+                if (np.op_type() == "If" && is_default_domain(np.domain()) && np.input_size() == 1) {
+                    const graph::ValueId c = g.find(np.input(0));
+                    if (c != graph::no_value && g.value(c).is_constant()) {
+                        const auto cond = g.value(c).data->to_int64s();
+                        if (cond.size() != 1) ctx.fail(where + ": the condition must hold one value");
+                        const char* taken = cond[0] ? "then_branch" : "else_branch";
+                        const onnx::GraphProto* branch = nullptr;
+                        for (const auto& a : np.attribute())
+                            if (a.name() == taken && a.has_g()) branch = &a.g();
+                        if (!branch) ctx.fail(where + " has no " + taken);
+                        if (branch->output_size() != np.output_size())
+                            ctx.fail(where + ": its " + taken + " has " + std::to_string(branch->output_size()) +
+                                     " outputs, the If " + std::to_string(np.output_size()));
+                        for (const auto& t : branch->initializer()) {
+                            if (g.find(t.name()) != graph::no_value)
+                                ctx.fail(where + ": " + taken + "'s initializer '" + t.name() +
+                                         "' has the name of another value");
+                            g.add_constant(t.name(), to_tensor(t, ctx, "initializer '" + t.name() + "'"));
+                        }
+                        add_nodes(branch->node(), node_name + "/");
+                        auto& pass = made.emplace_back();
+                        for (int k = 0; k < np.output_size(); ++k) {
+                            if (np.output(k).empty()) continue;
+                            onnx::NodeProto& id = *pass.Add();
+                            id.set_op_type("Identity");
+                            id.set_name(node_name + "/" + taken + "_output_" + std::to_string(k));
+                            id.add_input(branch->output(k).name());
+                            id.add_output(np.output(k));
+                        }
+                        add_nodes(pass, node_name + "/");
+                        continue;
+                    }
+                }
+                for (const std::string& out : np.output()) {
+                    if (out.empty()) continue;
+                    if (g.find(out) != graph::no_value)
+                        ctx.fail(where + ": its output '" + out + "' is already produced elsewhere");
+                    ValueType t;
+                    if (auto it = declared.find(out); it != declared.end()) t = it->second;
+                    g.add_value(out, t.dtype, std::move(t.shape));
+                }
+                pending.push_back({&np, node_name, where});
+            }
+        };
+    add_nodes(gp.node(), "");
     for (const Pending& p : pending) {
         const onnx::NodeProto& np = *p.proto;
         std::vector<ValueId> inputs, outputs;
@@ -399,6 +446,12 @@ Graph convert(const onnx::ModelProto& model, const Context& ctx) {
         }
         for (const std::string& out : np.output())
             outputs.push_back(out.empty() ? graph::no_value : g.find(out));
+        if (opset < 7 && is_default_domain(np.domain()) && !onnx_old_opset_op(np.op_type()))
+            ctx.fail(p.where + ": the model imports ai.onnx opset " + std::to_string(opset) + "; " +
+                         np.op_type() +
+                         " changed meaning before opset 7, and vkml reads it from opset 7 on (re-export the "
+                         "model with a newer opset)",
+                     ErrorCode::Unsupported);
         graph::Node& n = g.add_node(np.op_type(), std::move(inputs), std::move(outputs), p.name);
         n.domain = is_default_domain(np.domain()) ? "" : np.domain();
         for (const auto& a : np.attribute()) {
@@ -433,6 +486,18 @@ void check_protobuf_version() {
 }
 
 } // namespace
+
+bool onnx_old_opset_op(std::string_view op_type) {
+    // Element-wise ops of one input, the global pools and InstanceNormalization: only
+    // consumed_inputs (a legacy memory hint) or nothing at all distinguishes opsets 1-6 from
+    // today's versions.
+    static const std::set<std::string_view> same = {
+        "Abs",      "Ceil",     "Elu",    "Exp",          "Floor",   "HardSigmoid",       "Identity",
+        "LeakyRelu", "Log",     "Neg",    "Not",          "Reciprocal", "Relu",           "Selu",
+        "Sigmoid",  "Softplus", "Softsign", "Sqrt",       "Tanh",    "GlobalAveragePool", "GlobalMaxPool",
+        "InstanceNormalization", "ReduceLogSum"};
+    return same.count(op_type) > 0;
+}
 
 Graph load_onnx_bytes(std::span<const std::byte> bytes, const std::string& source,
                       const OnnxOptions& options) {

@@ -130,8 +130,31 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
     // its work is padding (Anime4K's 8-channel layers ran 8x slower on it than direct on lavapipe).
     // The same holds for the 1x1 GEMM (Anime4K's 56->4 output heads: 0.19 ms on it at 960x540 on
     // an H100). The tensor-core tiles come 16 channels high: below 12 channels the scalar kernels win.
+    // The staged-window kernel (3x3 / 5x5 / 9x9 stride 1) also takes layers of few output
+    // channels when they have many input channels: on an H100 at 960x540 a 64->4 3x3 layer ran
+    // 0.21 ms direct and 0.18 ms on its 16-row tiles (12 rows padding), but Anime4K's 16->8 ones
+    // ran slower than direct (its S and M networks 0.20 -> 0.28 and 0.36 -> 0.52 ms).
+    // Small grids stay on the implicit GEMM (NanoDet's 13x13 to 52x52 layers: 1.1 -> 2.7 ms for
+    // the network on 8x32-pixel tiles, an H100).
+    static const int64_t halo_min_groups = detail::conv::tuning_knob("VKML_HALO_MIN_GROUPS", 256, 0, INT64_MAX);
+    auto halo_tiles = [&](const detail::conv::HaloTile& t) {
+        return uint64_t(g.n) * ((uint64_t(ax_w.out) + 31) / 32) * ((uint64_t(ax_h.out) + t.tile_rows - 1) / t.tile_rows);
+    };
+    auto halo_blocks = [&](const detail::conv::HaloTile& t) { return (uint64_t(m) + t.rows - 1) / t.rows; };
+    // The staged-window variant for this geometry where it runs (the unsplit tensor-core path
+    // takes it below), or null.
+    const detail::conv::HaloTile* halo_fit =
+        coop_ok && desc.halo && !gemm1x1_ok
+            ? detail::conv::halo_tile(device, detail::conv::conv_spec(g, m, ax_h.out, ax_w.out, ax_h.pad_begin,
+                                                                      ax_w.pad_begin, desc.group, false, false,
+                                                                      ActivationKind::None))
+            : nullptr;
+    if (halo_fit && !desc.halo_small_grids &&
+        halo_tiles(*halo_fit) * halo_blocks(*halo_fit) < uint64_t(halo_min_groups))
+        halo_fit = nullptr;
+    const bool halo_shape = halo_fit && g.c >= 32;
     if (kernel == ConvKernel::Auto)
-        kernel = coop_ok && uint64_t(m) >= detail::conv::coop_min_rows() ? ConvKernel::TensorCore
+        kernel = coop_ok && (uint64_t(m) >= detail::conv::coop_min_rows() || halo_shape) ? ConvKernel::TensorCore
                  : gemm1x1_ok && m >= 32                               ? ConvKernel::Gemm1x1
                  : igemm_ok && g.kh * g.kw >= 9 && m >= 32             ? ConvKernel::ImplicitGemm
                                                                        : ConvKernel::Direct;
@@ -177,15 +200,16 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
         if (p > INT32_MAX) fail(op, "pads", std::to_string(p) + " exceeds the kernels' 32-bit offsets");
     detail::conv::ConvSpec spec = detail::conv::conv_spec(
         g, m, oh, ow, ax_h.pad_begin, ax_w.pad_begin, desc.group, conv->has_bias_, desc.residual, act);
-    if (coop && detail::conv::coop_tap_major(spec)) {
-        // The tensor cores read the weights tap-major: a small re-pack into scratch before each run.
+    // The tensor cores read the weights tap-major: a small re-pack into scratch before each run.
+    auto pack_taps = [&] {
         spec.packed_w = true;
         conv->pack_pipeline_ = &device.pipeline({.shader = detail::shader_for(device, op, "conv_pack_taps", desc.input.dtype),
                                                  .bindings = 2,
                                                  .specialization = {spec.m, spec.c, spec.kh * spec.kw}});
         conv->packed_bytes_ = uint64_t(desc.weight.shape.elements()) * gpu::dtype_size(desc.weight.dtype);
         conv->scratch_bytes_ = conv->packed_bytes_;
-    }
+    };
+    if (coop && detail::conv::coop_tap_major(spec)) pack_taps();
     const bool tiled = kernel == ConvKernel::ImplicitGemm || coop;
     // The direct kernel computes up to 8 output channels per invocation at group 1 (each input
     // element loaded once for all of them).
@@ -233,6 +257,29 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
                  .workgroup = {64, 1, 1},
                  .specialization = spec.values()});
         }
+    }
+    const detail::conv::HaloTile* halo = coop && spec.split == 1 ? halo_fit : nullptr;
+    if (halo) {
+        // 3x3, 5x5 and 9x9 stride 1: the staged-window kernel, 16/32/64 channels x 8 rows of 32
+        // pixels a workgroup; the tiles are walked grid-stride (VKML_HALO_GROUPS caps the workgroups).
+        conv->halo_ = true;
+        if (!spec.packed_w) pack_taps(); // it reads the weights tap-major whatever the geometry
+        const uint64_t tiles = halo_tiles(*halo), blocks = halo_blocks(*halo);
+        static const int64_t cap = detail::conv::tuning_knob("VKML_HALO_GROUPS", 0, 0, INT64_MAX);
+        const auto& limits = device.caps().max_workgroup_count;
+        uint64_t gx = std::min<uint64_t>(tiles, limits[0]);
+        if (cap > 0) gx = std::min<uint64_t>(gx, uint64_t(cap));
+        if (blocks > limits[1])
+            fail(op, "weight", std::to_string(m) + " output channels exceed the device's workgroup grid");
+        conv->groups_ = {uint32_t(gx), uint32_t(blocks), 1};
+        conv->pipeline_ = &device.pipeline(
+            {.shader = detail::shader_for(device, op, halo->shader, desc.input.dtype),
+             .bindings = 5,
+             .push_constant_bytes = 8,
+             .workgroup = {halo->threads, 1, 1},
+             .specialization = spec.values()});
+        conv->push_ = {desc.activation.alpha, desc.activation.beta, 0.f, 0.f};
+        return conv;
     }
     const std::string shader = coop ? std::string("conv_igemm") + coop->suffix : tiled ? "conv_igemm" : "conv_direct";
     conv->pipeline_ = &device.pipeline(

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
+#include <string>
 
 #include "vkml/gpu/device.hpp"
 
@@ -193,6 +194,41 @@ bool coop_available(const gpu::Device& device, DType dtype) {
 
 bool coop_tap_major(const ConvSpec& s) {
     return s.ow % 8 == 0 && s.sw == 1 && s.dw == 1 && s.w % 8 == 0 && s.c % 32 == 0;
+}
+
+const HaloTile* halo_tile(const gpu::Device& device, const ConvSpec& s) {
+    static const bool disabled = [] {
+        const char* v = std::getenv("VKML_DISABLE_CONV_HALO");
+        return v && *v && std::string(v) != "0";
+    }();
+    static const std::string forced = [] {
+        const char* v = std::getenv("VKML_HALO_TILE");
+        return v ? std::string("_") + v : std::string();
+    }();
+    // Must match the conv_halo lines of shaders/conv.list.
+    static const HaloTile tiles[] = {{"conv_halo_h16", 16, 256, 8, 3},  {"conv_halo_h32", 32, 256, 8, 3},
+                                     {"conv_halo_h64", 64, 256, 8, 3},  {"conv_halo_h64f", 64, 128, 8, 3},
+                                     {"conv_halo_h64s", 64, 128, 4, 3}, {"conv_halo5_h16", 16, 256, 8, 5},
+                                     {"conv_halo5_h32", 32, 256, 8, 5}, {"conv_halo5_h64", 64, 256, 8, 5},
+                                     {"conv_halo9_h16", 16, 256, 8, 9}, {"conv_halo9_h32", 32, 256, 8, 9}};
+    if (disabled || s.kh != s.kw || (s.kh != 3 && s.kh != 5 && s.kh != 9)) return nullptr;
+    if (s.sh != 1 || s.sw != 1 || s.dh != 1 || s.dw != 1 || s.group != 1 || s.c % 8 != 0) return nullptr;
+    if (s.pt < 0 || s.pt >= int32_t(s.kh) || s.pl < 0 || s.pl >= int32_t(s.kw)) return nullptr;
+    const HaloTile* pick = nullptr;
+    for (const HaloTile& t : tiles)
+        if (t.ks == s.kh && (forced.empty() ? t.rows >= std::min<uint32_t>(s.m, 64) : std::string(t.shader).ends_with(forced))) {
+            pick = &t;
+            break;
+        }
+    // 9x9 comes with at most 32 rows (a style network's last layer, 32 -> 3): more take the
+    // largest tile in several row blocks.
+    if (!pick && forced.empty() && s.kh == 9) pick = &tiles[9];
+    if (!pick) return nullptr;
+    // The window: tile rows + KS - 1 by 48 columns of 16 channels (3 units of 16 bytes a pixel);
+    // the weights: rows x (taps of KG kernel rows x 16 channels + 1 unit of padding).
+    const uint32_t kg = pick->ks == 3 ? 3 : 1;
+    const uint32_t bytes = ((pick->tile_rows + pick->ks - 1) * 48 * 3 + pick->rows * (kg * pick->ks * 2 + 1)) * 16;
+    return device.caps().max_shared_memory >= bytes ? pick : nullptr;
 }
 
 int64_t tuning_knob(const char* name, int64_t fallback, int64_t lo, int64_t hi) {

@@ -55,6 +55,17 @@ struct ConvSpec {
 // Whether the tensor-core implicit GEMM walks K tap by tap for this geometry (mirrors TAP_MAJOR in
 // shaders/conv/igemm.comp): stride 1, dilation 1, rows of 8-element multiples, 32-channel runs.
 bool coop_tap_major(const ConvSpec& spec);
+// A variant of the staged-window tensor-core kernel (shaders/conv/halo.comp, the conv_halo lines of
+// shaders/conv.list): shader name, output channels and invocations per workgroup, output rows of
+// its 32-column pixel tile, kernel size.
+struct HaloTile {
+    const char* shader;
+    uint32_t rows, threads, tile_rows, ks;
+};
+// The variant for this geometry on this device, or nullptr: 3x3 or 5x5, stride 1, dilation 1,
+// group 1, pads top/left below the kernel size, C a multiple of 8, the shared memory within the
+// device's limit, and VKML_DISABLE_CONV_HALO unset. VKML_HALO_TILE=h64f|h64s|... forces one.
+const HaloTile* halo_tile(const gpu::Device& device, const ConvSpec& spec);
 ConvSpec conv_spec(const ConvGeometry& g, int64_t m, int64_t oh, int64_t ow, int64_t pad_top,
                    int64_t pad_left, int64_t group, bool has_bias, bool has_residual, ActivationKind act);
 

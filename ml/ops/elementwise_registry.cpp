@@ -52,6 +52,10 @@ void add_elementwise_ops(std::vector<OpInfo>& out) {
     unary("Softsign", "f32, f16", math + fused);
     unary("Mish", "f32, f16", math + fused);
     unary("Gelu", "f32, f16", "approximate \"none\" (erf) and \"tanh\"; " + math + fused);
+    for (const char* trig : {"Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"})
+        unary(trig, "f32, f16", math + fused);
+    unary("ThresholdedRelu", "f32, f16", "alpha; " + math + fused);
+    unary("Shrink", "f32, f16", "lambd, bias; " + math + fused);
     unary("Swish", "f32, f16",
           "alpha (opset 24); alpha 1 is SiLU, the fused form of Mul(x, Sigmoid(x)); " + math + fused);
     out.push_back({"Clip", f, "f32, f16, i32",

@@ -24,7 +24,10 @@ UnaryAttrs attrs_of(UnaryKind kind) {
     case UnaryKind::Elu:
     case UnaryKind::Celu:
     case UnaryKind::Swish:
+    case UnaryKind::ThresholdedRelu:
         return {.alpha = true, .alpha_default = 1.f};
+    case UnaryKind::Shrink:
+        return {.alpha = true, .beta = true, .alpha_default = 0.5f, .beta_default = 0.f};
     case UnaryKind::Selu:
         return {.alpha = true,
                 .gamma = true,
@@ -124,12 +127,34 @@ const char* unary_name(UnaryKind kind) {
         return "Gelu";
     case UnaryKind::Swish:
         return "Swish";
+    case UnaryKind::Tan:
+        return "Tan";
+    case UnaryKind::Asin:
+        return "Asin";
+    case UnaryKind::Acos:
+        return "Acos";
+    case UnaryKind::Atan:
+        return "Atan";
+    case UnaryKind::Sinh:
+        return "Sinh";
+    case UnaryKind::Cosh:
+        return "Cosh";
+    case UnaryKind::Asinh:
+        return "Asinh";
+    case UnaryKind::Acosh:
+        return "Acosh";
+    case UnaryKind::Atanh:
+        return "Atanh";
+    case UnaryKind::ThresholdedRelu:
+        return "ThresholdedRelu";
+    case UnaryKind::Shrink:
+        return "Shrink";
     }
     return "Unary";
 }
 
 std::unique_ptr<Unary> Unary::create(gpu::Device& device, const UnaryDesc& desc) {
-    if (uint32_t(desc.kind) > uint32_t(UnaryKind::Swish))
+    if (uint32_t(desc.kind) > uint32_t(last_unary_kind))
         fail("Unary", "kind", "unknown kind " + std::to_string(uint32_t(desc.kind)));
     const char* name = unary_name(desc.kind);
     const DType dtype = desc.input.dtype;

@@ -13,4 +13,7 @@ void add_norm_ops(std::vector<OpInfo>& out);
 void add_layout_ops(std::vector<OpInfo>& out);
 void add_detect_ops(std::vector<OpInfo>& out);
 void add_color_ops(std::vector<OpInfo>& out);
+void add_loss_ops(std::vector<OpInfo>& out);
+void add_rnn_ops(std::vector<OpInfo>& out);
+void add_host_ops(std::vector<OpInfo>& out);
 } // namespace vkml::ops::detail

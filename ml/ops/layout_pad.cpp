@@ -77,8 +77,11 @@ std::unique_ptr<Pad> Pad::create(gpu::Device& device, const PadDesc& desc) {
     const uint32_t words = detail::layout_words(desc.input.dtype);
     if (out_shape.elements() > int64_t(INT32_MAX) / words || in.elements() > int64_t(INT32_MAX) / words)
         fail("Pad", "input", "has more elements than 32-bit indices reach");
-    op->count_ = uint32_t(out_shape.elements());
-    p[0] = op->count_;
+    // Eight outputs of the innermost dimension per invocation where its length allows (a style
+    // network's reflect pads of 64 x 1080 x 1920 f16 took 0.39 ms one output per invocation).
+    const uint32_t per = r > 0 && out_shape[r - 1] % 8 == 0 ? 8 : 1;
+    p[0] = uint32_t(out_shape.elements());
+    op->count_ = p[0] / per;
     p[1] = uint32_t(r);
     p[2] = uint32_t(int32_t(base));
     // The constant in the input's own dtype, as the kernel stores it (f16: from its float value).
@@ -103,7 +106,7 @@ std::unique_ptr<Pad> Pad::create(gpu::Device& device, const PadDesc& desc) {
          .bindings = 2,
          .push_constant_bytes = sizeof(op->push_),
          .workgroup = {256, 1, 1},
-         .specialization = {mode, words}});
+         .specialization = {mode, words, per}});
     op->inputs_ = {desc.input};
     op->outputs_ = {{out_shape, desc.input.dtype}};
     return op;

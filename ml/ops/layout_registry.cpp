@@ -45,6 +45,23 @@ void add_layout_ops(std::vector<OpInfo>& out) {
     out.push_back({"GatherElements", family, all,
                    "axis, i32 or i64 indices (negative count from the end; out-of-range give 0)." + exact});
     out.push_back({"Expand", family, all, "bidirectional numpy broadcast to shape." + exact});
+    const std::string scatter =
+        "reduction none (parallel; duplicates: one wins), add, mul, max, min (f32, f16, i32; applied in order by "
+        "one invocation: simple, not fast); i32 or i64 indices, negative count from the end, out-of-range "
+        "skipped. A copy of data, then the updates.";
+    out.push_back({"ScatterElements", family, all, "axis; " + scatter});
+    out.push_back({"Scatter", family, all, "opsets 9-10: ScatterElements without reduction."});
+    out.push_back({"ScatterND", family, all, scatter});
+    out.push_back({"GatherND", family, all,
+                   "batch_dims; i32 or i64 indices (negative count from the end; out-of-range give 0)." + exact});
+    out.push_back({"OneHot", family, all,
+                   "axis; depth a constant; i32, i64 or float indices (truncated; negative count from depth); values [off, on]." +
+                       exact});
+    out.push_back({"GridSample", family, "f32, f16",
+                   "2-D; mode bilinear/linear, nearest, bicubic/cubic (opsets 16 and 20); padding_mode zeros, "
+                   "border, reflection; align_corners; fp32 arithmetic."});
+    out.push_back({"Trilu", family, all,
+                   "upper, k (a constant); zeroes outside the triangle of the last two dims." + exact});
     out.push_back({"Tile", family, all, "repeats (0 allowed). One strided-copy dispatch." + exact});
     out.push_back({"Reshape", family, all,
                    "view, no kernel: reshape_shape/reshape_view with 0 (copy), -1 (infer) and allowzero."});

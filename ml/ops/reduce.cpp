@@ -40,6 +40,8 @@ const char* reduce_op_name(ReduceKind kind) {
         return "ReduceLogSumExp";
     case ReduceKind::SumSquare:
         return "ReduceSumSquare";
+    case ReduceKind::LogSum:
+        return "ReduceLogSum";
     }
     return "Reduce?";
 }
@@ -145,7 +147,7 @@ ReducePath Reduce::path() const {
 }
 
 std::unique_ptr<Reduce> Reduce::create(gpu::Device& device, const ReduceDesc& desc) {
-    if (uint8_t(desc.kind) > uint8_t(ReduceKind::SumSquare))
+    if (uint8_t(desc.kind) > uint8_t(ReduceKind::LogSum))
         fail("Reduce", "kind", "unknown reduction kind " + std::to_string(int(desc.kind)));
     const char* op = reduce_op_name(desc.kind);
     detail::require_float(op, "input", desc.input);
@@ -180,7 +182,8 @@ std::unique_ptr<Reduce> Reduce::create(gpu::Device& device, const ReduceDesc& de
     static constexpr detail::ReduceMode modes[] = {
         detail::ReduceMode::Sum, detail::ReduceMode::Mean,      detail::ReduceMode::Max,
         detail::ReduceMode::Min, detail::ReduceMode::Prod,      detail::ReduceMode::L1,
-        detail::ReduceMode::L2,  detail::ReduceMode::LogSumExp, detail::ReduceMode::SumSquare};
+        detail::ReduceMode::L2,  detail::ReduceMode::LogSumExp, detail::ReduceMode::SumSquare,
+        detail::ReduceMode::LogSum};
     r->kernel_ = std::make_unique<detail::ReduceKernel>(device, op, desc.input, reduced,
                                                         modes[size_t(desc.kind)], 1.f, desc.path);
     return r;

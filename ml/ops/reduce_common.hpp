@@ -35,7 +35,7 @@ std::array<uint32_t, 3> groups_per_item(const gpu::Device& device, uint32_t item
 ReducePath choose_reduce_path(ReducePath requested, uint64_t reduced, uint64_t outputs, bool contiguous);
 
 // Values of the MODE specialization constant of shaders/reduce/reduce.comp.
-enum class ReduceMode : uint32_t { Sum, Mean, Max, Min, Prod, L1, L2, LogSumExp, SumSquare, Lp };
+enum class ReduceMode : uint32_t { Sum, Mean, Max, Min, Prod, L1, L2, LogSumExp, SumSquare, Lp, LogSum };
 
 class ReduceKernel {
 public:

@@ -19,6 +19,7 @@ void add_reduce_ops(std::vector<OpInfo>& out) {
     for (const char* type : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
                              "ReduceL2", "ReduceSumSquare"})
         out.push_back({type, family, floats, reduce_notes});
+    out.push_back({"ReduceLogSum", family, floats, reduce_notes + " log of the fp32 sum (LogSum gives log x)."});
     out.push_back({"ReduceLogSumExp", family, floats,
                    reduce_notes + " Max-subtracting online form: no overflow for large inputs."});
     for (const char* type : {"ArgMax", "ArgMin"})
@@ -34,6 +35,11 @@ void add_reduce_ops(std::vector<OpInfo>& out) {
          "kernel "
          "(about n·k·log n comparisons per row for random data, up to n²/2 for presorted rows). NaN "
          "inputs: unspecified."});
+    out.push_back({"CumSum", family, "f32, f16, i32 (i64 computed in i32)",
+                   "axis (a constant), exclusive, reverse; fp32 sums for floats. One invocation per line."});
+    out.push_back({"Hardmax", family, floats,
+                   "axis (opset 13; before: coerced to 2-D as Softmax); 1 at the first maximum of each row. One "
+                   "invocation per row."});
     for (const char* type : {"Softmax", "LogSoftmax"})
         out.push_back({type, family, floats,
                        std::string("opset 13 (one axis, negative allowed); max-subtracting online form. ") +

@@ -13,7 +13,7 @@ struct SoftmaxParams {
 } // namespace
 
 const char* Softmax::type() const {
-    return kind_ == SoftmaxKind::Softmax ? "Softmax" : "LogSoftmax";
+    return kind_ == SoftmaxKind::Softmax ? "Softmax" : kind_ == SoftmaxKind::LogSoftmax ? "LogSoftmax" : "Hardmax";
 }
 
 std::unique_ptr<Softmax> Softmax::create(gpu::Device& device, const SoftmaxDesc& desc) {
@@ -31,6 +31,15 @@ std::unique_ptr<Softmax> Softmax::create(gpu::Device& device, const SoftmaxDesc&
     s->inputs_ = {desc.input};
     s->outputs_ = {desc.input};
 
+    if (desc.kind == SoftmaxKind::Hardmax) {
+        if (desc.path == ReducePath::Workgroup) fail(op, "path", "Hardmax has the per-row kernel only");
+        s->path_ = ReducePath::PerOutput;
+        s->pipeline_ = &device.pipeline({.shader = detail::shader_for(device, op, "reduce_hardmax", desc.input.dtype),
+                                         .bindings = 2,
+                                         .push_constant_bytes = sizeof(SoftmaxParams),
+                                         .workgroup = {detail::reduce_loop_size, 1, 1}});
+        return s;
+    }
     s->path_ = detail::choose_reduce_path(desc.path, split.n, s->rows_, split.inner == 1);
     const bool wg = s->path_ == ReducePath::Workgroup;
     s->pipeline_ =

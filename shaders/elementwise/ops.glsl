@@ -32,6 +32,17 @@
 #define EW_MISH 25
 #define EW_GELU 26
 #define EW_SWISH 27
+#define EW_TAN 28
+#define EW_ASIN 29
+#define EW_ACOS 30
+#define EW_ATAN 31
+#define EW_SINH 32
+#define EW_COSH 33
+#define EW_ASINH 34
+#define EW_ACOSH 35
+#define EW_ATANH 36
+#define EW_THRESHOLDED_RELU 37
+#define EW_SHRINK 38
 #define EW_GELU_TANH 64 // Gelu with approximate = "tanh"
 
 #define EW_ADD 0

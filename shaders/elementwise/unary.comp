@@ -79,6 +79,19 @@ float apply(float v) {
         return 0.5 * v * (1.0 + ew_tanh(k * (v + 0.044715 * v * v * v)));
     }
     case EW_SWISH: return v / (1.0 + exp(-p.alpha * v));
+    case EW_TAN: return tan(v);
+    // Through atan, which drivers compute accurately (lavapipe's asin/acos are off by 4e-4):
+    // asin(x) = 2 atan(x / (1 + sqrt(1 - x^2))), acos(x) = 2 atan(sqrt((1 - x) / (1 + x))).
+    case EW_ASIN: return abs(v) > 1.0 ? (0.0 / 0.0) : 2.0 * atan(v / (1.0 + sqrt(1.0 - v * v)));
+    case EW_ACOS: return abs(v) > 1.0 ? (0.0 / 0.0) : 2.0 * atan(sqrt((1.0 - v) / (1.0 + v)));
+    case EW_ATAN: return atan(v);
+    case EW_SINH: return sinh(v);
+    case EW_COSH: return cosh(v);
+    case EW_ASINH: return asinh(v);
+    case EW_ACOSH: return acosh(v);
+    case EW_ATANH: return atanh(v);
+    case EW_THRESHOLDED_RELU: return v > p.alpha ? v : 0.0;
+    case EW_SHRINK: return v < -p.alpha ? v + p.beta : (v > p.alpha ? v - p.beta : 0.0);
     default: return v;
     }
 }

@@ -5,8 +5,13 @@
 // as [outer, total, inner] with `total` its length along the axis; this pass writes the rows
 // [offsets[0], offsets[n]) of that axis, row r coming from the input j with
 // offsets[j] <= r < offsets[j + 1]. `inner` counts storage words (i64 elements are two). Unused
-// bindings repeat input 0.
+// bindings repeat input 0. With CONCAT_VEC, a word is a 16-byte unit (layout_concat_v16: every
+// input's rows are whole units, and the C++ side divides `inner` accordingly).
 VKML_LOCAL_SIZE;
+#if CONCAT_VEC
+#undef stype
+#define stype uvec4
+#endif
 layout(std430, set = 0, binding = 0) readonly buffer In0 { stype data[]; } in0;
 layout(std430, set = 0, binding = 1) readonly buffer In1 { stype data[]; } in1;
 layout(std430, set = 0, binding = 2) readonly buffer In2 { stype data[]; } in2;

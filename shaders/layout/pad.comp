@@ -9,6 +9,9 @@
 VKML_LOCAL_SIZE;
 layout(constant_id = 0) const uint MODE = 0;
 layout(constant_id = 1) const uint WORDS = 1;
+// Consecutive outputs along the innermost dimension per invocation (its length a multiple of it):
+// the outer dimensions' coordinates are worked out once for them.
+layout(constant_id = 2) const uint PER = 1;
 layout(std430, set = 0, binding = 0) readonly buffer Src { stype data[]; } src;
 layout(std430, set = 0, binding = 1) writeonly buffer Dst { stype data[]; } dst;
 layout(push_constant) uniform Params {
@@ -39,36 +42,44 @@ stype value_word(uint w) {
 #endif
 }
 
-void main() {
-    uint i = vkml_linear_id();
-    if (i >= p.count) return;
-    uint rem = i;
-    int off = p.base;
-    bool inside = true;
-    for (uint k = 0; k < p.rank; ++k) {
-        uint d = p.out_dims[k];
-        int c = int(rem % d) - p.pad_begin[k];
-        rem /= d;
-        int n = p.win[k];
-        if (c < 0 || c >= n) {
-            if (MODE == 0) {
-                inside = false;
-            } else if (MODE == 1) {
-                int period = 2 * (n - 1);
-                c = period == 0 ? 0 : positive_mod(c, period);
-                if (c >= n) c = period - c;
-            } else if (MODE == 2) {
-                c = clamp(c, 0, n - 1);
-            } else {
-                c = positive_mod(c, n);
-            }
-        }
-        off += c * p.strides[k];
+// The window coordinate c (of window length n) of an output position, per MODE.
+int window_coord(int c, int n, inout bool inside) {
+    if (c >= 0 && c < n) return c;
+    if (MODE == 0) {
+        inside = false;
+    } else if (MODE == 1) {
+        int period = 2 * (n - 1);
+        c = period == 0 ? 0 : positive_mod(c, period);
+        if (c >= n) c = period - c;
+    } else if (MODE == 2) {
+        c = clamp(c, 0, n - 1);
+    } else {
+        c = positive_mod(c, n);
     }
-    for (uint w = 0; w < WORDS; ++w) {
-        if (inside)
-            dst.data[i * WORDS + w] = src.data[uint(off) * WORDS + w];
-        else
-            dst.data[i * WORDS + w] = value_word(w);
+    return c;
+}
+
+void main() {
+    const uint i0 = vkml_linear_id() * PER;
+    if (i0 >= p.count) return;
+    const uint d0 = p.out_dims[0];
+    uint rem = i0 / d0;
+    int off = p.base;
+    bool outer_inside = true;
+    for (uint k = 1; k < p.rank; ++k) {
+        uint d = p.out_dims[k];
+        off += window_coord(int(rem % d) - p.pad_begin[k], p.win[k], outer_inside) * p.strides[k];
+        rem /= d;
+    }
+    for (uint e = 0; e < PER; ++e) {
+        const uint i = i0 + e;
+        bool inside = outer_inside;
+        const int at = off + window_coord(int(i % d0) - p.pad_begin[0], p.win[0], inside) * p.strides[0];
+        for (uint w = 0; w < WORDS; ++w) {
+            if (inside)
+                dst.data[i * WORDS + w] = src.data[uint(at) * WORDS + w];
+            else
+                dst.data[i * WORDS + w] = value_word(w);
+        }
     }
 }

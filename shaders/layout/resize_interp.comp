@@ -23,6 +23,9 @@ layout(constant_id = 13) const float NUM_W = 1.0;
 layout(constant_id = 14) const float DEN_W = 1.0;
 layout(constant_id = 15) const float ROI0_W = 0.0;
 layout(constant_id = 16) const float ROI1_W = 1.0;
+// Consecutive outputs of a row per invocation (OW a multiple of it): the row's taps are worked out
+// once for them (4 when the C++ side can, else 1). COUNT counts invocations.
+layout(constant_id = 17) const uint PER = 1;
 
 layout(std430, set = 0, binding = 0) readonly buffer Src { sfloat data[]; } src;
 layout(std430, set = 0, binding = 1) writeonly buffer Dst { sfloat data[]; } dst;
@@ -61,33 +64,39 @@ void taps(ResizeCoord c, uint len, out int first, out vec4 w) {
 }
 
 void main() {
-    uint i = vkml_linear_id();
-    if (i >= COUNT) return;
-    uint ox = i % OW;
-    uint t = i / OW;
-    uint oy = t % OH;
-    uint plane = t / OH;
-    ResizeCoord cy = resize_coord(CTM, float(oy), float(IH), float(OH), NUM_H, DEN_H, ROI0_H, ROI1_H);
-    ResizeCoord cx = resize_coord(CTM, float(ox), float(IW), float(OW), NUM_W, DEN_W, ROI0_W, ROI1_W);
-    if (resize_outside(CTM, cy, float(IH)) || resize_outside(CTM, cx, float(IW))) {
-        dst.data[i] = sfloat(p.extrapolation);
-        return;
-    }
-    int y0, x0;
-    vec4 wy, wx;
+    const uint g = vkml_linear_id();
+    if (g >= COUNT) return;
+    const uint i0 = g * PER;
+    const uint t = i0 / OW;
+    const uint oy = t % OH;
+    const uint plane = t / OH;
+    const ResizeCoord cy = resize_coord(CTM, float(oy), float(IH), float(OH), NUM_H, DEN_H, ROI0_H, ROI1_H);
+    const bool row_outside = resize_outside(CTM, cy, float(IH));
+    int y0;
+    vec4 wy;
     taps(cy, IH, y0, wy);
-    taps(cx, IW, x0, wx);
     const int n = CUBIC ? 4 : 2;
-    uint base = plane * IH * IW;
-    float acc = 0.0;
-    for (int ky = 0; ky < n; ++ky) {
-        uint y = uint(clamp(y0 + ky, 0, int(IH) - 1));
-        float row = 0.0;
-        for (int kx = 0; kx < n; ++kx) {
-            uint x = uint(clamp(x0 + kx, 0, int(IW) - 1));
-            row += wx[kx] * float(src.data[base + y * IW + x]);
+    const uint base = plane * IH * IW;
+    for (uint e = 0; e < PER; ++e) {
+        const uint i = i0 + e, ox = i % OW;
+        const ResizeCoord cx = resize_coord(CTM, float(ox), float(IW), float(OW), NUM_W, DEN_W, ROI0_W, ROI1_W);
+        if (row_outside || resize_outside(CTM, cx, float(IW))) {
+            dst.data[i] = sfloat(p.extrapolation);
+            continue;
         }
-        acc += wy[ky] * row;
+        int x0;
+        vec4 wx;
+        taps(cx, IW, x0, wx);
+        float acc = 0.0;
+        for (int ky = 0; ky < n; ++ky) {
+            const uint y = uint(clamp(y0 + ky, 0, int(IH) - 1));
+            float row = 0.0;
+            for (int kx = 0; kx < n; ++kx) {
+                const uint x = uint(clamp(x0 + kx, 0, int(IW) - 1));
+                row += wx[kx] * float(src.data[base + y * IW + x]);
+            }
+            acc += wy[ky] * row;
+        }
+        dst.data[i] = sfloat(acc);
     }
-    dst.data[i] = sfloat(acc);
 }

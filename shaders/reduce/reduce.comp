@@ -14,7 +14,7 @@
 VKML_LOCAL_SIZE;
 layout(constant_id = 0) const uint MODE = 0;
 
-const uint SUM = 0, MEAN = 1, MAX = 2, MIN = 3, PROD = 4, L1 = 5, L2 = 6, LSE = 7, SUMSQ = 8, LP = 9;
+const uint SUM = 0, MEAN = 1, MAX = 2, MIN = 3, PROD = 4, L1 = 5, L2 = 6, LSE = 7, SUMSQ = 8, LP = 9, LOGSUM = 10;
 
 layout(std430, set = 0, binding = 0) readonly buffer In { sfloat data[]; } src;
 layout(std430, set = 0, binding = 1) writeonly buffer Out { sfloat data[]; } dst;
@@ -84,6 +84,8 @@ float acc_final(vec2 a) {
         return pow(a.x, 1.0 / pc.p);
     case LSE:
         return a.x + log(a.y);
+    case LOGSUM:
+        return log(a.x);
     default:
         return a.x;
     }

@@ -3,7 +3,9 @@
 // user runs it (annotated image, JSON, one-line errors with a non-zero exit).
 #include <gtest/gtest.h>
 #include <stb_image.h>
+#include <stb_image_write.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -192,8 +194,9 @@ struct ToolRun {
     std::string out;
 };
 
-ToolRun run_tool(const std::string& args) {
-    const std::string cmd = std::string(VKML_TOOL_PATH) + " detect " + args + " 2>&1";
+// `prefix`: shell commands run before the tool (e.g. a file size limit).
+ToolRun run_tool(const std::string& args, const std::string& prefix = "") {
+    const std::string cmd = prefix + std::string(VKML_TOOL_PATH) + " detect " + args + " 2>&1";
     ToolRun r;
     FILE* p = popen(cmd.c_str(), "r");
     if (!p) return r;
@@ -268,6 +271,62 @@ TEST_F(Detect, ToolErrors) {
         EXPECT_NE(r.out.find(c.needle), std::string::npos) << c.args << ":\n" << r.out;
         EXPECT_EQ(r.out.find("internal error"), std::string::npos) << r.out;
     }
+}
+
+std::vector<std::string> list_dir(const fs::path& dir) {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+// Issue 14, item 3, for `vkml detect`: its outputs (the annotated image, the JSON file) appear whole
+// or not at all. Under a file size limit (what a full disk does to a write) each is an error naming
+// the output the user asked for, exit 1, and nothing half-written is left: no file under the
+// output name, no hidden temporary file. Before, the image came out cut at the limit (or empty)
+// and the JSON file was cut too.
+TEST_F(Detect, AFullDiskIsAnErrorAndLeavesNoHalfWrittenOutput) {
+    if (!tool_present()) GTEST_SKIP() << "vkml tool not at " << VKML_TOOL_PATH;
+    REQUIRE_FILE(nanodet_path(), "run tools/fetch-models (or set VKML_MODELS)");
+    REQUIRE_FILE(fs::path("/usr/share/darknet/data/dog.jpg"), "install Debian's darknet package");
+    const fs::path dir = fs::temp_directory_path() / ("vkml-detect-full-" + std::to_string(getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    // SIGXFSZ ignored, so a write past the limit fails with EFBIG as on a full disk; the limit
+    // counts 512-byte blocks.
+    const std::string limit = "trap '' XFSZ; ulimit -f 8; ";
+    // The annotated JPEG (about 60 KB) does not fit.
+    ToolRun r =
+        run_tool("/usr/share/darknet/data/dog.jpg -o " + (dir / "dog.jpg").string() + " --quiet", limit);
+    EXPECT_EQ(r.code, 1) << r.out;
+    EXPECT_NE(r.out.find("'" + (dir / "dog.jpg").string() + "': cannot "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("File too large"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find(".partial"), std::string::npos) << r.out;
+    EXPECT_TRUE(list_dir(dir).empty()) << list_dir(dir).front();
+    // A small flat image fits, the JSON record of it does not (it names the image, whose folder's
+    // name is long: more than the 512 bytes allowed): the image is whole, the JSON file absent.
+    const fs::path small = dir / std::string(250, 'a') / std::string(250, 'b');
+    fs::create_directories(small);
+    const std::vector<uint8_t> flat(8 * 8 * 3, 100);
+    const std::vector<std::string> names{"flat.png"};
+    ASSERT_TRUE(stbi_write_png((small / names[0]).c_str(), 8, 8, 3, flat.data(), 8 * 3));
+    r = run_tool(small.string() + " -o " + (dir / "out").string() + " --json " + (dir / "dets.json").string() +
+                     " --quiet",
+                 "trap '' XFSZ; ulimit -f 1; ");
+    EXPECT_EQ(r.code, 1) << r.out;
+    EXPECT_NE(r.out.find("'" + (dir / "dets.json").string() + "': cannot "), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find(".partial"), std::string::npos) << r.out;
+    EXPECT_EQ(list_dir(dir), (std::vector<std::string>{std::string(250, 'a'), "out"}));
+    EXPECT_EQ(list_dir(dir / "out"), names);
+    // Without a limit: both written, the JSON parses.
+    r = run_tool(small.string() + " -o " + (dir / "out3").string() + " --json " +
+                 (dir / "dets3.json").string() + " --quiet");
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_EQ(list_dir(dir / "out3"), names);
+    std::ifstream f(dir / "dets3.json");
+    const nlohmann::json j = nlohmann::json::parse(f);
+    EXPECT_EQ(j.size(), names.size());
+    fs::remove_all(dir);
 }
 
 } // namespace

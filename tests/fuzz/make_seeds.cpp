@@ -367,6 +367,15 @@ void cli_seeds() {
           "dog.jpg\nfolder\n-o\nout\n--model\nnanodet\n--format\nyolov8\n--score\n0.35\n--iou\n0.5\n"
           "--max-dets\n100\n--size\n640x640\n--json\n-\n--frames\n2\n--repeat\n3\n--fp32\n-q");
     write("cli", "help.txt", "--help");
+    write("upscale", "video.txt",
+          "in.mkv\n-o\nout.mkv\n-m\nanime4k-m\n--scale\n2\n--codec\nlibx265\n--crf\n20\n--preset\nslow\n"
+          "--pix-fmt\nyuv420p10le\n-e\ntune=grain\n-j\n0:2:0\n--frames\n5\n--tolerate-errors\n-q\n--no-"
+          "partial");
+    write(
+        "upscale", "image.txt",
+        "photo.png\n--output\nbig.png\n--model\nesrgan-slim\n-s\n4\n--input-range\n255\n--fp32\n--tile\n128\n"
+        "--threads\n1:1:1\n--benchmark");
+    write("upscale", "help.txt", "--help");
 }
 
 } // namespace

@@ -4,6 +4,7 @@
 // wrapping integer arithmetic, and the inputs the fuzzers (tests/fuzz) found crashing.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -125,6 +126,47 @@ TEST(HostEval, IntegerArithmeticWrapsAsOnnxRuntimeDoes) {
     OneNode cast("Cast", {TensorData::scalar(1e30f)}, {{"to", int64_t{7}}});
     EXPECT_EQ(cast.fold_error(), "");
     EXPECT_EQ(cast.result().to_int64s().at(0), 9200000000000000000);
+}
+
+// The host-only ops: NonZero (a data-dependent shape), EyeLike, the windows, and ScatterND's
+// reductions, against values worked out by hand (double precision on the host).
+TEST(HostEval, HostOnlyOps) {
+    OneNode nz("NonZero", {TensorData::from_int64s({2, 3}, std::vector<int64_t>{0, 4, 0, -1, 0, 7})});
+    EXPECT_EQ(nz.fold_error(), "");
+    EXPECT_EQ(nz.result().dims(), (std::vector<int64_t>{2, 3}));
+    EXPECT_EQ(nz.result().to_int64s(), (std::vector<int64_t>{0, 1, 1, 1, 0, 2}));
+
+    OneNode eye("EyeLike", {TensorData::from_floats({3, 4}, std::vector<float>(12, 5.f))}, {{"k", int64_t{1}}});
+    EXPECT_EQ(eye.fold_error(), "");
+    EXPECT_EQ(eye.result().dtype(), DType::f32);
+    EXPECT_EQ(eye.result().to_floats(), (std::vector<float>{0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}));
+
+    const double pi = 3.14159265358979323846;
+    for (const char* op : {"HannWindow", "HammingWindow", "BlackmanWindow"})
+        for (int64_t periodic : {0, 1}) {
+            OneNode w(op, {scalar_int(5)}, {{"periodic", periodic}});
+            EXPECT_EQ(w.fold_error(), "") << op;
+            const auto v = w.result().to_floats();
+            ASSERT_EQ(v.size(), 5u) << op;
+            const double n = periodic ? 5 : 4;
+            for (size_t e = 0; e < 5; ++e) {
+                const double a = 2 * pi * double(e) / n;
+                const double want = std::string(op) == "HannWindow" ? 0.5 - 0.5 * std::cos(a)
+                                    : std::string(op) == "HammingWindow"
+                                        ? 0.54347826086956519 - 0.45652173913043476 * std::cos(a)
+                                        : 0.42 - 0.5 * std::cos(a) + 0.08 * std::cos(2 * a);
+                EXPECT_NEAR(v[e], want, 1e-6) << op << " periodic " << periodic << " element " << e;
+            }
+        }
+
+    // ScatterND add: the repeated index accumulates both updates.
+    OneNode sc("ScatterND",
+               {TensorData::from_floats({4}, std::vector<float>{1, 2, 3, 4}),
+                TensorData::from_int64s({3, 1}, std::vector<int64_t>{1, 3, 1}),
+                TensorData::from_floats({3}, std::vector<float>{10, 20, 30})},
+               {{"reduction", "add"}});
+    EXPECT_EQ(sc.fold_error(), "");
+    EXPECT_EQ(sc.result().to_floats(), (std::vector<float>{1, 42, 3, 24}));
 }
 
 TEST(HostEval, MalformedNodesAreErrorsNotOutOfBoundsAccess) {

@@ -5,16 +5,21 @@
 
 extern "C" {
 #include <libavformat/avformat.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/pixdesc.h>
 }
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstring>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include "gpu_test.hpp"
+#include "media/convert.hpp" // private to vkml_media (tools/media)
 #include "vkml/media/testclip.hpp"
 #include "vkml/media/transcode.hpp"
 #include "media_util.hpp"
@@ -110,6 +115,12 @@ media::TestClipDesc lossless_clip(const fs::path& path, int frames) {
     d.codec = "ffv1";
     d.pix_fmt = "yuv444p";
     return d;
+}
+
+// The format cpu_conversion_format picks for `name`, by name ("" for none).
+std::string cpu_conversion_target(const std::string& name) {
+    const int to = media::cpu_conversion_format(av_get_pix_fmt(name.c_str()));
+    return to < 0 ? "" : av_get_pix_fmt_name(static_cast<AVPixelFormat>(to));
 }
 
 std::string error_of(const media::TranscodeDesc& desc, media::FrameProcessor& p) {
@@ -476,4 +487,187 @@ TEST(MediaThreads, ParsesLoadProcSave) {
     EXPECT_THROW(media::parse_thread_counts("2:3"), Error);
     EXPECT_THROW(media::parse_thread_counts("a:1:1"), Error);
     EXPECT_THROW(media::parse_thread_counts("1:1:1:1"), Error);
+}
+
+namespace {
+
+// A frame's component `c` at (x, y) as stored (palette indices for pal8), read generically.
+uint16_t component(const AVFrame& f, int c, int x, int y) {
+    uint16_t v = 0;
+    const uint8_t* data[4] = {f.data[0], f.data[1], f.data[2], f.data[3]};
+    av_read_image_line2(&v, data, f.linesize, av_pix_fmt_desc_get(static_cast<AVPixelFormat>(f.format)), x, y,
+                        c, 1, 0, 2);
+    return v;
+}
+
+// A clip of `frames` frames in `pix_fmt`, each component painted by `value(frame, c, x, y)` (pal8:
+// the index; its palette from `palette`), through a lossless encoder.
+media::TestClipDesc format_clip(const fs::path& path, const std::string& codec, const std::string& pix_fmt,
+                                std::function<uint16_t(int64_t, int, int, int)> value,
+                                std::vector<uint32_t> palette = {}) {
+    media::TestClipDesc d;
+    d.path = path;
+    d.size = {20, 14};
+    d.frames = 3;
+    d.codec = codec;
+    d.pix_fmt = pix_fmt;
+    d.audio_codec = "";
+    d.paint = [value, palette](int64_t i, AVFrame& f) {
+        const AVPixFmtDescriptor* pd = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(f.format));
+        for (AVBufferRef* b : f.buf) // av_write_image_line2 ORs into what is there
+            if (b) std::memset(b->data, 0, b->size);
+        std::vector<uint16_t> line(size_t(f.width));
+        for (int c = 0; c < pd->nb_components; ++c)
+            for (int y = 0; y < f.height; ++y) {
+                for (int x = 0; x < f.width; ++x) line[size_t(x)] = value(i, c, x, y);
+                av_write_image_line2(line.data(), f.data, f.linesize, pd, 0, y, c, f.width, 2);
+            }
+        if (!palette.empty()) std::memcpy(f.data[1], palette.data(), palette.size() * 4);
+    };
+    media::write_test_clip(d);
+    return d;
+}
+
+std::vector<media::FramePtr> read_frames(const fs::path& path) {
+    media::VideoReader r({.path = path});
+    std::vector<media::FramePtr> frames;
+    while (media::FramePtr f = r.read_frame()) frames.push_back(std::move(f));
+    return frames;
+}
+
+} // namespace
+
+// Video pixel formats the GPU colour conversion has no layout for are converted on the CPU (with a
+// note) or refused naming the file and the format, before anything is written. Grey video stays
+// grey (8 and 16 bits, exactly, through the identity processor in f32); pal8 becomes planar RGB
+// holding its palette's colours; rgb565 its 5/6-bit values widened; a Bayer clip is an error.
+// Before: every one of them failed deep in the pipeline ("pixel format gray has no GPU colour
+// conversion in vkml").
+TEST_F(MediaTest, PixelFormatsWithoutAGpuLayoutAreConvertedOrRefused) {
+    const fs::path dir = scratch_dir("pix-fmts");
+    auto grey = [](int64_t i, int, int x, int y) { return uint16_t((x * 13 + y * 17 + i * 29) % 256); };
+    auto grey16 = [](int64_t i, int, int x, int y) {
+        return uint16_t((x * 2903 + y * 1709 + i * 4099 + 7) % 65536);
+    };
+    Identity p;
+    auto run = [&](const fs::path& in, const fs::path& out, const std::string& codec,
+                   const std::string& pix_fmt) {
+        media::TranscodeDesc t{.input = in, .output = out, .codec = codec, .pix_fmt = pix_fmt};
+        t.quiet = true;
+        t.device = &dev();
+        return media::transcode(t, p);
+    };
+
+    for (const auto& [fmt, value] :
+         {std::pair<std::string, std::function<uint16_t(int64_t, int, int, int)>>{"gray", grey},
+          {"gray16le", grey16}}) {
+        SCOPED_TRACE(fmt);
+        const auto d = format_clip(dir / (fmt + ".mkv"), "ffv1", fmt, value);
+        EXPECT_EQ(cpu_conversion_target(fmt), fmt == "gray" ? "gbrp" : "gbrp16le");
+        {
+            const auto in = read_frames(d.path);
+            int bad_in = 0;
+            for (int y = 0; y < d.size.height; ++y)
+                for (int x = 0; x < d.size.width; ++x)
+                    bad_in += component(*in[0], 0, x, y) != value(0, 0, x, y);
+            EXPECT_EQ(bad_in, 0) << "input "
+                                 << av_get_pix_fmt_name(static_cast<AVPixelFormat>(in[0]->format));
+        }
+        const media::TranscodeStats st = run(d.path, dir / (fmt + "_out.mkv"), "", "");
+        EXPECT_EQ(st.frames, 3);
+        const auto frames = read_frames(dir / (fmt + "_out.mkv"));
+        ASSERT_EQ(frames.size(), 3u);
+        for (size_t i = 0; i < frames.size(); ++i) {
+            EXPECT_EQ(av_get_pix_fmt_name(static_cast<AVPixelFormat>(frames[i]->format)), fmt)
+                << "grey stays grey";
+            int wrong = 0;
+            for (int y = 0; y < d.size.height; ++y)
+                for (int x = 0; x < d.size.width; ++x) {
+                    const bool bad = component(*frames[i], 0, x, y) != value(int64_t(i), 0, x, y);
+                    if (bad && wrong < 5)
+                        ADD_FAILURE()
+                            << "frame " << i << " at " << x << "," << y << ": "
+                            << component(*frames[i], 0, x, y) << " != " << value(int64_t(i), 0, x, y);
+                    wrong += bad;
+                }
+            EXPECT_EQ(wrong, 0) << "frame " << i;
+        }
+    }
+
+    // pal8: 16 colours, indices painted; out as bgr0 (ffv1), every pixel its palette colour.
+    std::vector<uint32_t> palette(256, 0xff000000u);
+    for (uint32_t k = 0; k < 16; ++k)
+        palette[k] = 0xff000000u | (k * 16 + 3) << 16 | (255 - k * 9) << 8 | (k * 37 % 256);
+    auto index = [](int64_t i, int, int x, int y) { return uint16_t((x + 3 * y + int(i)) % 16); };
+    const auto pal = format_clip(dir / "pal8.nut", "rawvideo", "pal8", index, palette);
+    EXPECT_EQ(cpu_conversion_target("pal8"), "gbrap"); // pal8's palette has alpha
+    media::TranscodeStats st = run(pal.path, dir / "pal8_out.mkv", "ffv1", "bgr0");
+    EXPECT_EQ(st.frames, 3);
+    auto frames = read_frames(dir / "pal8_out.mkv");
+    ASSERT_EQ(frames.size(), 3u);
+    for (size_t i = 0; i < frames.size(); ++i) {
+        int wrong = 0;
+        for (int y = 0; y < pal.size.height; ++y)
+            for (int x = 0; x < pal.size.width; ++x) {
+                const uint32_t colour = palette[index(int64_t(i), 0, x, y)];
+                wrong += component(*frames[i], 0, x, y) != ((colour >> 16) & 255) ||
+                         component(*frames[i], 1, x, y) != ((colour >> 8) & 255) ||
+                         component(*frames[i], 2, x, y) != (colour & 255);
+            }
+        EXPECT_EQ(wrong, 0) << "frame " << i;
+    }
+
+    // rgb565le: R and B 5 bits, G 6, widened to 8 (v * 255 / max, rounded).
+    auto rgb565 = [](int64_t i, int c, int x, int y) {
+        return uint16_t((x * 3 + y * 5 + c * 7 + int(i)) % (c == 1 ? 64 : 32));
+    };
+    const auto r565 = format_clip(dir / "rgb565.nut", "rawvideo", "rgb565le", rgb565);
+    st = run(r565.path, dir / "rgb565_out.mkv", "ffv1", "bgr0");
+    frames = read_frames(dir / "rgb565_out.mkv");
+    ASSERT_EQ(frames.size(), 3u);
+    int wrong = 0;
+    for (int c = 0; c < 3; ++c)
+        for (int y = 0; y < r565.size.height; ++y)
+            for (int x = 0; x < r565.size.width; ++x) {
+                const int max = c == 1 ? 63 : 31;
+                wrong += component(*frames[1], c, x, y) != (rgb565(1, c, x, y) * 255 + max / 2) / max;
+            }
+    EXPECT_EQ(wrong, 0);
+
+    // Bayer: refused, naming the file and the format; nothing written.
+    const auto bayer = format_clip(dir / "bayer.nut", "rawvideo", "bayer_rggb8", grey);
+    media::TranscodeDesc t{.input = bayer.path, .output = dir / "o" / "bayer_out.mkv", .codec = "ffv1"};
+    t.quiet = true;
+    t.device = &dev();
+    fs::create_directories(dir / "o");
+    const std::string e = error_of(t, p);
+    EXPECT_NE(e.find("'" + bayer.path.string() +
+                     "': pixel format bayer_rggb8 (a Bayer sensor pattern) has no "
+                     "conversion in vkml"),
+              std::string::npos)
+        << e;
+    EXPECT_TRUE(list_dir(dir / "o").empty());
+
+    // Through the tool with a model: grey video in, grey video out at twice the size, with the note;
+    // the Bayer clip is one error line naming it, exit 1, nothing written.
+    const fs::path anime4k = model_cache() / "websr/weights/anime4k/cnn-2x-s-rl.json";
+    if (fs::exists(anime4k)) {
+        int status = 0;
+        std::string log = run_tool("upscale " + (dir / "gray.mkv").string() + " -o " + (dir / "o/gray_x2.mkv").string() +
+                                       " -m anime4k-s -q",
+                                   status);
+        ASSERT_EQ(status, 0) << log;
+        EXPECT_NE(log.find("vkml's GPU conversion does not read gray: its frames are converted to gbrp on the CPU"),
+                  std::string::npos)
+            << log;
+        const auto grey_out = read_frames(dir / "o/gray_x2.mkv");
+        ASSERT_EQ(grey_out.size(), 3u);
+        EXPECT_EQ(grey_out[0]->format, AV_PIX_FMT_GRAY8);
+        EXPECT_EQ(grey_out[0]->width, 40);
+        log = run_tool("upscale " + bayer.path.string() + " -o " + (dir / "o/bayer_x2.mkv").string() + " -q", status);
+        EXPECT_EQ(status, 1) << log;
+        EXPECT_NE(log.find("vkml: '" + bayer.path.string() + "': pixel format bayer_rggb8"), std::string::npos) << log;
+        EXPECT_EQ(list_dir(dir / "o"), std::vector<std::string>{"gray_x2.mkv"});
+    }
+    fs::remove_all(dir);
 }

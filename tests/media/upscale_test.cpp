@@ -386,6 +386,54 @@ TEST_F(UpscaleTest, ImagesKeepAlphaChannelsAndBitDepth) {
     fs::remove_all(dir);
 }
 
+// Issue 14, item 4: a 16-bit image keeps its 16 bits, not only the 11 that f16 storage holds: inputs
+// of more than 10 bits run the model in f32. Through a model that repeats each pixel 2x2 (TF.js
+// UpSampling2D, nearest), every output sample equals its input sample exactly, for RGB and for grey
+// + alpha. Before, f16 storage rounded samples by up to 16 of 65535.
+TEST_F(UpscaleTest, SixteenBitImagesKeepEveryBit) {
+    const fs::path dir = scratch_dir("image-16bit");
+    fs::create_directories(dir / "repeat");
+    std::ofstream(dir / "repeat/model.json")
+        << R"({"format": "layers-model", "modelTopology": {"class_name": "Sequential", "config": {"name": "r",)"
+           R"( "layers": [{"class_name": "UpSampling2D", "config": {"name": "up", "batch_input_shape": [null,)"
+           R"( null, null, 3], "dtype": "float32", "size": [2, 2], "data_format": "channels_last",)"
+           R"( "interpolation": "nearest"}}]}}, "weightsManifest": []})";
+    const int w = 17, h = 11;
+    Png rgb16{w, h, 3, 16, {}}, ga16{w, h, 2, 16, {}};
+    for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x) {
+            for (int c = 0; c < 3; ++c) rgb16.samples.push_back(uint16_t((x * 3851 + y * 2311 + c * 7001 + 5) % 65536));
+            ga16.samples.push_back(uint16_t((x * 4093 + y * 1031 + 1) % 65536));
+            ga16.samples.push_back(uint16_t(65535 - (x * 997 + y * 3001) % 65536));
+        }
+    write_png(dir / "rgb16.png", rgb16);
+    write_png(dir / "ga16.png", ga16);
+    for (const Png* in : {&rgb16, &ga16}) {
+        const std::string name = in == &rgb16 ? "rgb16" : "ga16";
+        int status = 0;
+        const std::string log = run_tool("upscale " + (dir / (name + ".png")).string() + " -o " +
+                                             (dir / (name + "_x2.png")).string() + " -m " +
+                                             (dir / "repeat/model.json").string() + " -q",
+                                         status);
+        ASSERT_EQ(status, 0) << log;
+        const Png got = read_png(dir / (name + "_x2.png"));
+        ASSERT_EQ(got.width, 2 * w);
+        ASSERT_EQ(got.channels, in->channels);
+        ASSERT_EQ(got.bits, 16);
+        int wrong = 0, worst = 0;
+        for (int y = 0; y < 2 * h; ++y)
+            for (int x = 0; x < 2 * w; ++x)
+                for (int c = 0; c < in->channels; ++c) {
+                    const int want = in->samples[(size_t(y / 2) * w + size_t(x / 2)) * size_t(in->channels) + size_t(c)];
+                    const int d = std::abs(got.samples[(size_t(y) * got.width + size_t(x)) * size_t(in->channels) + size_t(c)] - want);
+                    wrong += d != 0;
+                    worst = std::max(worst, d);
+                }
+        EXPECT_EQ(wrong, 0) << name << ": largest difference " << worst << " of 65535";
+    }
+    fs::remove_all(dir);
+}
+
 // Issue 14, item 4, videos: the codec family, the bit depth and the alpha channel are kept by
 // default. 10-bit HEVC comes out as 10-bit HEVC (before: H.264 High 10); ffv1 with alpha, packed
 // (bgra) or planar (yuva420p), comes out with its alpha upscaled (before: none). Into MP4, which
@@ -801,5 +849,63 @@ TEST_F(UpscaleTest, TheNextRunRemovesTemporaryFilesOfKilledRuns) {
     std::vector<std::string> want{other, live, "in.mp4", "out.mp4"};
     std::sort(want.begin(), want.end());
     EXPECT_EQ(list_dir(dir), want);
+    fs::remove_all(dir);
+}
+
+// Issue 14, fault tests: SIGKILL at several points of a run never leaves a file under an output's
+// name that is not whole. Killed at once (before anything is written), nothing but the input is
+// there; killed in the middle of a folder of images, the images written are whole PNGs and the one
+// being written is a hidden temporary file; the next run on that folder removes it and writes
+// every image.
+TEST_F(UpscaleTest, SigkillAtSeveralPointsLeavesOnlyWholeOutputs) {
+    REQUIRE_MODEL(anime4k_s());
+    const fs::path dir = scratch_dir("sigkill");
+    media::TestClipDesc d;
+    d.path = dir / "in.mp4";
+    d.size = {32, 24};
+    d.frames = 4;
+    media::write_test_clip(d);
+    {
+        ToolProcess p({"upscale", d.path.string(), "-o", (dir / "out.mp4").string(), "-m", "anime4k-s", "-q"});
+        p.signal(SIGKILL);
+        ASSERT_TRUE(p.wait(30));
+        EXPECT_EQ(p.status(), 128 + SIGKILL);
+    }
+    EXPECT_EQ(list_dir(dir), std::vector<std::string>{"in.mp4"});
+
+    // A folder of images, killed once some are written.
+    fs::create_directories(dir / "photos");
+    std::vector<std::string> names;
+    for (int i = 0; i < 40; ++i) {
+        names.push_back("p" + std::to_string(100 + i) + ".png");
+        const auto px = pattern(48, 40, i);
+        ASSERT_TRUE(stbi_write_png((dir / "photos" / names.back()).c_str(), 48, 40, 3, px.data(), 48 * 3));
+    }
+    const fs::path out = dir / "big";
+    {
+        ToolProcess p({"upscale", (dir / "photos").string(), "-o", out.string(), "-m", "anime4k-s", "-q"});
+        const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+        while (std::chrono::steady_clock::now() < end && (!fs::exists(out) || list_dir(out).size() < 3))
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        p.signal(SIGKILL);
+        ASSERT_TRUE(p.wait(30));
+        EXPECT_EQ(p.status(), 128 + SIGKILL) << "the run ended before the kill: " << p.output();
+    }
+    int whole = 0;
+    for (const std::string& name : list_dir(out)) {
+        if (name[0] == '.') {
+            EXPECT_NE(name.find(".partial-"), std::string::npos) << name;
+            continue;
+        }
+        int w = 0, h = 0;
+        EXPECT_EQ(load_png(out / name, w, h).size(), size_t(96 * 80 * 3)) << name << " is not whole";
+        ++whole;
+    }
+    EXPECT_GE(whole, 2);
+    int status = 0;
+    const std::string log =
+        run_tool("upscale " + (dir / "photos").string() + " -o " + out.string() + " -m anime4k-s -q", status);
+    ASSERT_EQ(status, 0) << log;
+    EXPECT_EQ(list_dir(out), names) << "every image, and no temporary file left";
     fs::remove_all(dir);
 }

@@ -70,7 +70,8 @@ protected:
                                 .group = c.group,
                                 .activation = c.act,
                                 .residual = c.residual,
-                                .kernel = k};
+                                .kernel = k,
+                                .halo_small_grids = true};
                 std::unique_ptr<ops::Conv> op;
                 try {
                     op = ops::Conv::create(dev(), d);
@@ -85,6 +86,14 @@ protected:
                 if (c.residual) in.push_back(r);
                 const auto out = run_op(dev(), *op, in, 2);
                 expect_close(out[0], want, tolerance(dt, conv_tol_f32, conv_tol_f16), what);
+                if (op->halo()) { // the same case on the implicit GEMM
+                    ops::ConvDesc plain_desc = d;
+                    plain_desc.halo = false;
+                    const auto gathered = ops::Conv::create(dev(), plain_desc);
+                    ASSERT_FALSE(gathered->halo()) << what;
+                    expect_close(run_op(dev(), *gathered, in, 2)[0], want, tolerance(dt, conv_tol_f32, conv_tol_f16),
+                                 what + " without the staged window");
+                }
                 if (op->split_k() > 1) { // the same case without split K
                     d.split_k = 1;
                     const auto whole = ops::Conv::create(dev(), d);
@@ -261,6 +270,44 @@ TEST_F(ConvTest, SplitKOnSmallGrids) {
     }
 }
 
+TEST_F(ConvTest, StagedWindowTiles) {
+    // 3x3, 5x5 and 9x9 stride 1 on the tensor cores' staged-window kernel (conv/halo.comp) where the device has
+    // them (elsewhere the other kernels run these cases): 16-channel chunks with the last one
+    // short (C = 40), tiles of 8 rows x 32 columns cut by the image's edges (37 x 11), rows not
+    // 16-byte aligned (W = 37) and aligned ones (W = 40, vector loads and stores), 32- and 64-row
+    // channel blocks with a partial one (M = 20, 70), batches, every top/left pad from 0 to 2,
+    // residual and activation. check() runs each case on the implicit GEMM too.
+    const ops::Activation relu{ActivationKind::Relu};
+    check({"window C40 M20 W37", {1, 40, 11, 37}, {20, 40, 3, 3}, {}, {1, 1, 1, 1}, {}});
+    check({"window C8 M3 16-row tile", {1, 8, 17, 35}, {3, 8, 3, 3}, {}, {1, 1, 1, 1}, {}});
+    check({"window 5x5 C8 M12", {2, 8, 9, 16}, {12, 8, 5, 5}, {}, {2, 2, 2, 2}, {}});
+    check({"window 9x9 C16 M3", {1, 16, 12, 36}, {3, 16, 9, 9}, {}, {4, 4, 4, 4}, {}});
+    check({"window 9x9 C8 M40 pads 8/0", {1, 8, 10, 33}, {40, 8, 9, 9}, {}, {8, 0, 0, 8}, {}});
+    check({"window C16 M70 W40 batch 2 residual relu", {2, 16, 9, 40}, {70, 16, 3, 3}, {}, {1, 1, 1, 1}, {},
+           "NOTSET", 1, true, relu, true});
+    check({"window pads 2/0 and 0/2", {1, 24, 10, 33}, {33, 24, 3, 3}, {}, {2, 0, 0, 2}, {}});
+    check({"window valid", {1, 8, 12, 40}, {16, 8, 3, 3}, {}, {}, {}, "NOTSET", 1, false});
+    // 5x5: the weights come a kernel row at a time (five steps per channel chunk).
+    check({"window 5x5 C24 M40 W41", {1, 24, 10, 41}, {40, 24, 5, 5}, {}, {2, 2, 2, 2}, {}, "NOTSET", 1, true, relu});
+    check({"window 5x5 pads 4/0 M20 W32", {1, 16, 9, 32}, {20, 16, 5, 5}, {}, {4, 0, 0, 4}, {}});
+    if (ops::tensor_cores_available(dev(), gpu::DType::f16)) {
+        const auto op = [&](gpu::Shape x, gpu::Shape w, std::vector<int64_t> strides) {
+            return ops::Conv::create(dev(), {.input = {x, gpu::DType::f16},
+                                             .weight = {w, gpu::DType::f16},
+                                             .strides = strides,
+                                             .pads = {1, 1, 1, 1}});
+        };
+        // (Auto: grids of at least VKML_HALO_MIN_GROUPS = 256 workgroups; 8 x 32 tiles of 8 x 32)
+        EXPECT_TRUE(op({1, 64, 64, 1024}, {64, 64, 3, 3}, {})->halo());
+        EXPECT_FALSE(op({1, 64, 64, 128}, {64, 64, 3, 3}, {})->halo()); // 32 workgroups
+        EXPECT_TRUE(op({1, 64, 64, 1024}, {64, 64, 5, 5}, {})->halo());
+        EXPECT_FALSE(op({1, 60, 64, 1024}, {64, 60, 3, 3}, {})->halo());     // C not a multiple of 8
+        EXPECT_FALSE(op({1, 64, 64, 1024}, {64, 64, 3, 3}, {2, 2})->halo()); // strided
+        EXPECT_TRUE(op({1, 32, 64, 1024}, {3, 32, 9, 9}, {})->halo());
+        EXPECT_FALSE(op({1, 64, 64, 1024}, {64, 64, 7, 7}, {})->halo());
+    }
+}
+
 TEST_F(ConvTest, AutoChoosesKernelByShape) {
     auto kernel = [&](gpu::Shape x, gpu::Shape w, int64_t group, std::vector<int64_t> pads) {
         return ops::Conv::create(dev(), {.input = {x}, .weight = {w}, .pads = pads, .group = group})
@@ -282,7 +329,12 @@ TEST_F(ConvTest, AutoChoosesKernelByShape) {
                 ->kernel();
         };
         EXPECT_EQ(f16({1, 8, 9, 9}, {12, 8, 3, 3}, 1), ConvKernel::TensorCore);
-        EXPECT_EQ(f16({1, 8, 9, 9}, {11, 8, 3, 3}, 1), ConvKernel::Direct);
+        EXPECT_EQ(f16({1, 6, 9, 9}, {11, 6, 3, 3}, 1), ConvKernel::Direct);
+        // ... and at any count where the staged-window kernel runs the shape with 32 or more
+        // input channels (a multiple of 8) on a grid of 256 workgroups or more
+        EXPECT_EQ(f16({1, 32, 64, 1024}, {4, 32, 3, 3}, 1), ConvKernel::TensorCore);
+        EXPECT_EQ(f16({1, 32, 9, 9}, {4, 32, 3, 3}, 1), ConvKernel::Direct);
+        EXPECT_EQ(f16({1, 16, 64, 1024}, {4, 16, 3, 3}, 1), ConvKernel::Direct);
         EXPECT_EQ(f16({1, 8, 9, 9}, {8, 1, 3, 3}, 8), ConvKernel::Direct);
     } else {
         EXPECT_THROW(ops::Conv::create(dev(), {.input = {{1, 8, 9, 9}, gpu::DType::f32},

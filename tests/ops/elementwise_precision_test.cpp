@@ -38,7 +38,7 @@ TEST_F(ElementwisePrecision, PathSelection) {
         const ops::TensorDesc t{{4, 5}, dtype};
         for (MathPrecision math : {MathPrecision::Auto, MathPrecision::F32}) {
             const std::string where = std::string(gpu::dtype_name(dtype)) + " " + em::name(math);
-            for (uint32_t k = 0; k <= uint32_t(UnaryKind::Swish); ++k) {
+            for (uint32_t k = 0; k <= uint32_t(ops::last_unary_kind); ++k) {
                 const UnaryKind kind = UnaryKind(k);
                 if (kind == UnaryKind::Not) continue; // bool only
                 const auto op = ops::Unary::create(dev(), {.kind = kind, .input = t, .math = math});

@@ -44,7 +44,11 @@ ref::UnaryParams params_of(const UnaryCase& c) {
     case UnaryKind::Elu:
     case UnaryKind::Celu:
     case UnaryKind::Swish:
+    case UnaryKind::ThresholdedRelu:
         p.alpha = 1;
+        break;
+    case UnaryKind::Shrink:
+        p.alpha = 0.5;
         break;
     case UnaryKind::Selu:
         p.alpha = 1.67326319217681884765625f;
@@ -136,6 +140,21 @@ std::vector<UnaryCase> cases() {
         {"GeluTanh", UnaryKind::Gelu, -4, 4, 5e-7, 6e-4, std::nullopt, std::nullopt, std::nullopt, "tanh"},
         {"Swish", UnaryKind::Swish, -6, 6, 4.5e-7, 6e-4},
         {"SwishAlpha", UnaryKind::Swish, -6, 6, 4.5e-7, 6e-4, 1.7f},
+        // The spec gives atan (and the asin/acos built on it) 4096 ULP, 4.9e-4 relative: the
+        // tolerance; tan inherits sin / cos (2e-6 as Sin) amplified by 1 / cos^2 up to 7 at 1.2.
+        {"Tan", UnaryKind::Tan, -1.2, 1.2, 1e-5, 1e-3},
+        {"Asin", UnaryKind::Asin, -0.95, 0.95, 5e-4, 1e-3},
+        {"Acos", UnaryKind::Acos, -0.95, 0.95, 5e-4, 1e-3},
+        {"Atan", UnaryKind::Atan, -5, 5, 5e-4, 1e-3},
+        {"Sinh", UnaryKind::Sinh, -4, 4, 2e-6, 6e-4},
+        {"Cosh", UnaryKind::Cosh, -4, 4, 2e-6, 6e-4},
+        {"Asinh", UnaryKind::Asinh, -5, 5, 2e-6, 6e-4},
+        {"Acosh", UnaryKind::Acosh, 1.05, 6, 2e-6, 6e-4},
+        {"Atanh", UnaryKind::Atanh, -0.9, 0.9, 2e-6, 6e-4},
+        {"ThresholdedRelu", UnaryKind::ThresholdedRelu, -3, 3, 0, 0},
+        {"ThresholdedReluAlpha", UnaryKind::ThresholdedRelu, -3, 3, 0, 0, 0.7f},
+        {"Shrink", UnaryKind::Shrink, -3, 3, 2e-7, 6e-4},
+        {"ShrinkAttrs", UnaryKind::Shrink, -3, 3, 2e-7, 6e-4, 1.25f, 0.5f},
     };
 }
 

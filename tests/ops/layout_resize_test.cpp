@@ -78,6 +78,10 @@ TEST_F(LayoutResizeTest, NearestEveryModeAndTransform) {
         {"up sizes", {}, {1, 2, 9, 12}},
         {"down sizes", {}, {1, 2, 3, 4}},
         {"sizes to 1", {}, {1, 2, 1, 3}}, // length_resized 1 (pytorch_half_pixel, align_corners)
+        // whole factors: the upsample kernel where the mode maps o to o / k
+        {"x2 x3 scales", {1.f, 1.f, 2.f, 3.f}, {}},
+        {"x4 x2 sizes", {}, {1, 2, 20, 14}},
+        {"x1 x8 scales", {1.f, 1.f, 1.f, 8.f}, {}},
     };
     uint32_t seed = 1;
     for (DType dt : float_dtypes(dev()))
@@ -95,6 +99,36 @@ TEST_F(LayoutResizeTest, NearestEveryModeAndTransform) {
                     check(dt, shape, d, seed++);
                 }
             }
+}
+
+TEST_F(LayoutResizeTest, WholeFactorsTakeTheUpsampleKernel) {
+    // Which modes map output o to input o / k at a whole factor k (checked against the reference
+    // by NearestEveryModeAndTransform above), and that those run on layout/upsample.comp: f16 rows
+    // of whole 16-byte units (W 4 x2 -> 8) and not (W 5 x2 -> 10), batches and channels.
+    auto upsample = [&](const char* ctm, const char* nearest, std::vector<float> scales) {
+        return ops::Resize::create(dev(), {.input = {{2, 3, 5, 4}, DType::f32},
+                                           .scales = scales,
+                                           .mode = "nearest",
+                                           .coordinate_transformation_mode = ctm,
+                                           .nearest_mode = nearest})
+            ->integer_upsample();
+    };
+    EXPECT_TRUE(upsample("asymmetric", "floor", {1, 1, 3, 2}));
+    EXPECT_TRUE(upsample("asymmetric", "round_prefer_floor", {1, 1, 2, 2}));
+    EXPECT_FALSE(upsample("asymmetric", "round_prefer_floor", {1, 1, 3, 3}));
+    EXPECT_FALSE(upsample("asymmetric", "round_prefer_ceil", {1, 1, 2, 2}));
+    EXPECT_TRUE(upsample("half_pixel", "round_prefer_ceil", {1, 1, 4, 2}));
+    EXPECT_TRUE(upsample("pytorch_half_pixel", "round_prefer_floor", {1, 1, 2, 2}));
+    EXPECT_FALSE(upsample("half_pixel", "floor", {1, 1, 2, 2}));
+    EXPECT_FALSE(upsample("align_corners", "floor", {1, 1, 2, 2}));
+    EXPECT_FALSE(upsample("asymmetric", "floor", {1, 2, 2, 2})); // channels resized too
+    EXPECT_FALSE(upsample("asymmetric", "floor", {1, 1, 2.5f, 2}));
+    uint32_t seed = 3000;
+    for (DType dt : float_dtypes(dev()))
+        for (const Shape& shape : {Shape{2, 3, 5, 4}, Shape{1, 3, 3, 5}}) {
+            ops::ResizeDesc d{.scales = {1.f, 1.f, 2.f, 2.f}, .mode = "nearest", .coordinate_transformation_mode = "half_pixel"};
+            check(dt, shape, d, seed++);
+        }
 }
 
 TEST_F(LayoutResizeTest, LinearEveryTransform) {

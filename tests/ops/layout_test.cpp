@@ -113,6 +113,12 @@ TEST_F(LayoutTest, ConcatManyInputsAndAxes) {
         {{{1, 3, 5, 7}, {2, 3, 5, 7}}, 0},
         {{{2, 3, 2, 3}, {2, 3, 5, 3}, {2, 3, 1, 3}, {2, 3, 2, 3}}, -2},
         {eleven, 1},
+        // rows of whole 16-byte units in every dtype (inner 32 elements): the unit-per-invocation
+        // pipeline, over two passes with an empty input
+        {{{2, 3, 4, 8}, {2, 1, 4, 8}, {2, 0, 4, 8}, {2, 2, 4, 8}, {2, 1, 4, 8}, {2, 1, 4, 8}, {2, 1, 4, 8},
+          {2, 1, 4, 8}, {2, 5, 4, 8}},
+         1},
+        {{{2, 16}, {3, 16}}, 0},
     };
     uint32_t seed = 200;
     for (DType dt : dtypes())
@@ -175,6 +181,10 @@ TEST_F(LayoutTest, PadModesNegativePadsAndAxes) {
         {{2, 3, 4, 5}, {6, 9}, {-1}},                 // pads longer than the input: repeat
         {{1, 2, 1, 3}, {0, 1, 2, 0, 0, 1, 2, 3}, {}}, // size-1 dimensions padded
         {{2, 2, 2, 2, 2, 3}, {1, 0, 0, 0, 0, 2, 0, 0, 1, 0, 0, 1}, {}},
+        // rows of a multiple of 8 outputs: eight per invocation, crossing both edges
+        {{2, 3, 5, 6}, {1, 1, 1, 1}, {2, 3}},
+        {{3, 4, 13}, {0, 0, 2, 0, 0, 1}, {}},
+        {{2, 3, 4}, {0, 1, 4, 0, 1, 8}, {}}, // pads longer than the input along the rows
     };
     uint32_t seed = 400;
     for (const char* mode : {"constant", "reflect", "edge", "wrap"})

@@ -76,6 +76,46 @@ TEST_F(ReduceSoftmaxTest, LargeMagnitudesAreStable) {
             }
 }
 
+// Hardmax: exact; values from a small set, so rows have ties (the first maximum wins).
+TEST_F(ReduceSoftmaxTest, HardmaxFirstMaximum) {
+    uint32_t seed = 40;
+    for (DType dtype : float_dtypes(dev()))
+        for (const Case& c : std::vector<Case>{{{3, 7, 5}, 1}, {{3, 7, 5}, -1}, {{29}, 0}, {{2, 3, 4, 5}, 0}}) {
+            HostTensor x = random_ints(c.shape, DType::i32, seed++, -4, 4);
+            x.desc.dtype = dtype;
+            const auto op = ops::Softmax::create(dev(), {.kind = SoftmaxKind::Hardmax, .input = x.desc, .axis = c.axis});
+            EXPECT_STREQ(op->type(), "Hardmax");
+            expect_equal(run_op(dev(), *op, {x}, 2)[0], ref::hardmax(x, c.axis),
+                         std::string("Hardmax ") + gpu::dtype_name(dtype) + c.shape.str() + " axis " +
+                             std::to_string(c.axis));
+        }
+}
+
+// CumSum: f32 1e-6 (fp32 running sums of up to 13 terms), f16 the output's rounding, 1e-3; i32
+// exact.
+TEST_F(ReduceSoftmaxTest, CumSumAxesExclusiveReverse) {
+    uint32_t seed = 60;
+    std::vector<DType> dtypes = float_dtypes(dev());
+    dtypes.push_back(DType::i32);
+    for (DType dtype : dtypes)
+        for (const Case& c : std::vector<Case>{{{3, 13, 5}, 1}, {{3, 7, 5}, -1}, {{29}, 0}, {{2, 3, 4, 5}, 0}})
+            for (bool exclusive : {false, true})
+                for (bool reverse : {false, true}) {
+                    const HostTensor x = dtype == DType::i32 ? random_ints(c.shape, dtype, seed++, -1000, 1000)
+                                                             : random_tensor(c.shape, dtype, seed++);
+                    const auto op = ops::CumSum::create(
+                        dev(), {.input = x.desc, .axis = c.axis, .exclusive = exclusive, .reverse = reverse});
+                    const std::string what = std::string("CumSum ") + gpu::dtype_name(dtype) + c.shape.str() + " axis " +
+                                             std::to_string(c.axis) + (exclusive ? " exclusive" : "") +
+                                             (reverse ? " reverse" : "");
+                    const HostTensor want = ref::cumsum(x, c.axis, exclusive, reverse);
+                    if (dtype == DType::i32)
+                        expect_equal(run_op(dev(), *op, {x}, 2)[0], want, what);
+                    else
+                        expect_close(run_op(dev(), *op, {x}, 2)[0], want, tolerance(dtype, 1e-6, 1e-3), what);
+                }
+}
+
 TEST_F(ReduceSoftmaxTest, DescriptorErrors) {
     expect_error(
         [&] {

@@ -22,11 +22,13 @@ class ReduceTest : public GpuTest {};
 
 constexpr ReduceKind all_kinds[] = {ReduceKind::Sum, ReduceKind::Mean,      ReduceKind::Max,
                                     ReduceKind::Min, ReduceKind::Prod,      ReduceKind::L1,
-                                    ReduceKind::L2,  ReduceKind::LogSumExp, ReduceKind::SumSquare};
+                                    ReduceKind::L2,  ReduceKind::LogSumExp, ReduceKind::SumSquare,
+                                    ReduceKind::LogSum};
 
 // Products of thousands of factors stay well inside f16's range when |x| is near 1.
 HostTensor input_for(ReduceKind kind, const Shape& shape, DType dtype, uint32_t seed) {
     if (kind == ReduceKind::Prod) return random_tensor(shape, dtype, seed, -1.1, 1.1, 0.9);
+    if (kind == ReduceKind::LogSum) return random_tensor(shape, dtype, seed, 0.1, 2.0); // a positive sum
     return random_tensor(shape, dtype, seed);
 }
 

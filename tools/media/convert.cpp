@@ -5,8 +5,11 @@ extern "C" {
 #include <libavutil/pixdesc.h>
 }
 
+#include <algorithm>
 #include <cstring>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "vkml/error.hpp"
 
@@ -55,6 +58,14 @@ std::optional<AlphaLayout> alpha_layout(int av_pix_fmt) {
     return l;
 }
 
+int grey_gpu_format(int av_pix_fmt) {
+    const char* name = av_get_pix_fmt_name(static_cast<AVPixelFormat>(av_pix_fmt));
+    if (!name || std::string_view(name).rfind("gray", 0) != 0) return -1;
+    const std::string rgb = "gbrp" + std::string(name + 4); // gray10le -> gbrp10le; gray -> gbrp
+    const int f = av_get_pix_fmt(rgb.c_str());
+    return f >= 0 && gpu_layout(f) ? f : -1;
+}
+
 bool gpu_writable(int av_pix_fmt) {
     const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(av_pix_fmt));
     if (d && (d->flags & AV_PIX_FMT_FLAG_ALPHA)) {
@@ -62,6 +73,106 @@ bool gpu_writable(int av_pix_fmt) {
         return alpha_layout(av_pix_fmt).has_value();
     }
     return gpu_layout(av_pix_fmt).has_value();
+}
+
+namespace {
+
+// Bits of the deepest component of `d` (8 for paletted formats: their palette's).
+int depth_of(const AVPixFmtDescriptor& d) {
+    if (d.flags & AV_PIX_FMT_FLAG_PAL) return 8;
+    int bits = 0;
+    for (int c = 0; c < d.nb_components; ++c) bits = std::max(bits, int(d.comp[c].depth));
+    return bits;
+}
+
+// Grey formats (one component, or grey + alpha), as opposed to RGB and YUV ones.
+bool is_grey(const AVPixFmtDescriptor& d) {
+    return !(d.flags & (AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_PAL)) && d.nb_components <= 2;
+}
+
+} // namespace
+
+int cpu_conversion_format(int av_pix_fmt) {
+    const auto fmt = static_cast<AVPixelFormat>(av_pix_fmt);
+    if (gpu_layout(av_pix_fmt) || alpha_layout(av_pix_fmt)) return -1;
+    const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(fmt);
+    const std::string name = d ? d->name : "unknown";
+    auto refuse = [&](const std::string& why) -> int {
+        throw Error(ErrorCode::Unsupported,
+                    "pixel format " + name + " (" + why + ") has no conversion in vkml");
+    };
+    if (!d) return refuse("not a pixel format libavutil knows");
+    if (d->flags & AV_PIX_FMT_FLAG_HWACCEL) return refuse("hardware frames");
+    if (d->flags & AV_PIX_FMT_FLAG_BAYER) return refuse("a Bayer sensor pattern");
+    if (d->flags & AV_PIX_FMT_FLAG_FLOAT) return refuse("floating-point samples");
+    if (d->nb_components < 1 || d->nb_components > 4 ||
+        (d->flags & AV_PIX_FMT_FLAG_PAL && d->nb_components != 1))
+        return refuse("an unusual component layout");
+    const int depth = depth_of(*d);
+    if (depth < 1 || depth > 16) return refuse(std::to_string(depth) + "-bit samples");
+    const int bits = depth <= 8 ? 8 : depth <= 10 ? 10 : depth <= 12 ? 12 : 16;
+    const bool alpha = d->flags & AV_PIX_FMT_FLAG_ALPHA;
+    const bool rgb = (d->flags & (AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_PAL)) || is_grey(*d);
+    const std::string target =
+        std::string(rgb ? (alpha ? "gbrap" : "gbrp") : (alpha ? "yuva444p" : "yuv444p")) +
+        (bits == 8 ? "" : std::to_string(bits) + "le");
+    const int to = av_get_pix_fmt(target.c_str());
+    if (to < 0 || !(alpha ? alpha_layout(to).has_value() : gpu_layout(to).has_value()))
+        return refuse("vkml would convert it to " + target + ", which it lacks");
+    return to;
+}
+
+FramePtr convert_on_cpu(const AVFrame& frame, int to_format) {
+    const AVPixFmtDescriptor* sd = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(frame.format));
+    const AVPixFmtDescriptor* td = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(to_format));
+    if (!sd || !td) throw Error(ErrorCode::InvalidArgument, "convert_on_cpu: unknown pixel format");
+    FramePtr out = make_frame();
+    out->format = to_format;
+    out->width = frame.width;
+    out->height = frame.height;
+    if (int ret = av_frame_get_buffer(out.get(), 0); ret < 0)
+        throw Error(ErrorCode::OutOfHostMemory, "cannot allocate a converted frame: " + av_error(ret));
+    // av_write_image_line2 ORs samples into what is there: start from zeros.
+    for (AVBufferRef* b : out->buf)
+        if (b) std::memset(b->data, 0, b->size);
+    if (int ret = av_frame_copy_props(out.get(), &frame); ret < 0)
+        throw Error(ErrorCode::OutOfHostMemory, "cannot copy a frame's properties: " + av_error(ret));
+    const int w = frame.width, h = frame.height;
+    const uint32_t to_max = (1u << depth_of(*td)) - 1;
+    const bool pal = sd->flags & AV_PIX_FMT_FLAG_PAL, grey = is_grey(*sd);
+    const bool white_is_zero = frame.format == AV_PIX_FMT_MONOWHITE;
+    const uint8_t* src[4] = {frame.data[0], frame.data[1], frame.data[2], frame.data[3]};
+    std::vector<uint16_t> line(static_cast<size_t>(w)), part(static_cast<size_t>(w));
+    for (int c = 0; c < td->nb_components; ++c) {
+        const bool target_alpha = c == 3;
+        // The source component: grey into R, G and B (its alpha into A); others as they are.
+        const int sc = grey ? (target_alpha ? 1 : 0) : c;
+        const uint32_t from_max = (1u << (pal ? 8 : sd->comp[sc].depth)) - 1;
+        for (int y = 0; y < h; ++y) {
+            if (pal) {
+                // Indices, then the palette's ARGB entries (native-endian 32-bit words in data[1]).
+                av_read_image_line2(line.data(), src, frame.linesize, sd, 0, y, 0, w, 0, 2);
+                const auto* entries = reinterpret_cast<const uint32_t*>(frame.data[1]);
+                // R, G, B, A in the component order of RGB descriptors.
+                const int shift = c == 0 ? 16 : c == 1 ? 8 : c == 2 ? 0 : 24;
+                for (int x = 0; x < w; ++x)
+                    line[size_t(x)] = uint16_t((entries[line[size_t(x)] & 255] >> shift) & 255);
+            } else {
+                const bool chroma = !(sd->flags & AV_PIX_FMT_FLAG_RGB) && !grey && (sc == 1 || sc == 2);
+                const int cw = chroma ? -((-w) >> sd->log2_chroma_w) : w;
+                const int cy = chroma ? y >> sd->log2_chroma_h : y;
+                av_read_image_line2(part.data(), src, frame.linesize, sd, 0, cy, sc, cw, 0, 2);
+                for (int x = 0; x < w; ++x)
+                    line[size_t(x)] = part[size_t(chroma ? x >> sd->log2_chroma_w : x)];
+                if (white_is_zero)
+                    for (uint16_t& v : line) v = uint16_t(from_max - v);
+            }
+            if (from_max != to_max)
+                for (uint16_t& v : line) v = uint16_t((uint32_t(v) * to_max + from_max / 2) / from_max);
+            av_write_image_line2(line.data(), out->data, out->linesize, td, 0, y, c, w, 2);
+        }
+    }
+    return out;
 }
 
 FramePtr colour_part(const AVFrame& frame, const AlphaLayout& layout) {
@@ -256,7 +367,10 @@ FramePtr FrameDownloader::read(int as_format) const {
     const int ret = av_frame_get_buffer(f.get(), 0);
     if (ret < 0) throw Error(ErrorCode::OutOfHostMemory, "cannot allocate an output frame: " + av_error(ret));
     const std::byte* base = readback_.mapped();
-    for (uint32_t p = 0; p < ops::plane_count(frame_.format); ++p) {
+    const uint32_t planes = std::min<uint32_t>(
+        ops::plane_count(frame_.format),
+        uint32_t(std::max(0, av_pix_fmt_count_planes(static_cast<AVPixelFormat>(f->format)))));
+    for (uint32_t p = 0; p < planes; ++p) {
         const uint64_t row = row_bytes(frame_, p);
         const uint32_t rows = ops::plane_samples(frame_.format, frame_.width, frame_.height, p)[1];
         const ops::PlaneDesc& pd = frame_.planes[p];

@@ -29,8 +29,24 @@ struct AlphaLayout {
 // The layout of `av_pix_fmt`'s alpha, or nullopt when it has none or vkml converts neither its
 // colour nor its alpha.
 std::optional<AlphaLayout> alpha_layout(int av_pix_fmt);
-// Whether the GPU conversion writes frames of `av_pix_fmt` (with alpha: colour and alpha apart).
+// Whether the GPU conversion writes frames of `av_pix_fmt` (with alpha: colour and alpha apart;
+// grey: see grey_gpu_format).
 bool gpu_writable(int av_pix_fmt);
+// Grey video (gray, gray10le, ... gray16le) is written through planar RGB of its depth (gbrp,
+// gbrp10le, ...), whose first plane (G) becomes the grey plane (FrameDownloader::read with the grey
+// format): that planar RGB format, or -1 for formats that are not grey.
+int grey_gpu_format(int av_pix_fmt);
+
+// Frames in a pixel format the GPU conversion has no layout for (grey video, paletted pal8, packed
+// formats of odd depths such as rgb565 or monow, grey + alpha, big-endian and subsampled formats it
+// lacks) are converted on the CPU, component by component, to one it has, of the same depth or the
+// next it has (8, 10, 12 or 16 bits): RGB, paletted and grey formats to planar RGB (gbrp*; grey
+// into all three planes), YUV to planar 4:4:4 YUV (yuv444p*, chroma repeated), with alpha to the
+// same with alpha (gbrap*, yuva444p*). cpu_conversion_format gives that format (-1: none needed)
+// and throws Error(Unsupported) naming the format for those vkml cannot convert (Bayer,
+// floating-point, hardware frames); convert_on_cpu makes the converted frame.
+int cpu_conversion_format(int av_pix_fmt);
+FramePtr convert_on_cpu(const AVFrame& frame, int to_format);
 
 // A frame with alpha split in two (references to its buffers where possible): its colour as the
 // colour format, and its alpha as the grey alpha-format frame.
@@ -75,7 +91,8 @@ public:
     void record(gpu::CommandBuffer& cmd, const gpu::Tensor& rgb) const;
     // After the work completed: a new frame in desc().pix_fmt holding the planes, or in
     // `as_format` (-1: the same), a format whose first planes are laid out as desc().pix_fmt's
-    // (its alpha format: yuva420p for yuv420p; the alpha is left for merge_alpha).
+    // (its alpha format: yuva420p for yuv420p, the alpha left for merge_alpha; or with fewer
+    // planes, as gray for gbrp: the planes it has).
     FramePtr read(int as_format = -1) const;
     const ConvertDesc& desc() const { return desc_; }
 

@@ -17,7 +17,7 @@ extern "C" {
 #include <memory>
 #include <vector>
 
-#include "output_file.hpp"
+#include "vkml/media/output_file.hpp"
 #include "vkml/error.hpp"
 
 namespace vkml::media {

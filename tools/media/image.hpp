@@ -29,7 +29,7 @@ ImageKind image_kind_for(const std::filesystem::path& path, const ImageKind& kin
 std::string image_loss(const std::filesystem::path& path, const ImageKind& kind);
 
 // Encodes `frame` (gbrp, gbrp16le, gbrap or gbrap16le) as `path`'s file type with the channels
-// and bits of image_kind_for(path, kind), and writes it atomically (output_file.hpp).
+// and bits of image_kind_for(path, kind), and writes it atomically (vkml/media/output_file.hpp).
 void save_image(const AVFrame& frame, const ImageKind& kind, const std::filesystem::path& path);
 
 } // namespace vkml::media

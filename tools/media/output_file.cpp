@@ -1,4 +1,4 @@
-#include "output_file.hpp"
+#include "vkml/media/output_file.hpp"
 
 #include <algorithm>
 #include <cerrno>

@@ -5,6 +5,7 @@
 extern "C" {
 #include <libavformat/avformat.h>
 #include <libavutil/frame.h>
+#include <libavutil/pixdesc.h>
 }
 
 #include <algorithm>
@@ -26,7 +27,7 @@ extern "C" {
 
 #include "convert.hpp"
 #include "image.hpp"
-#include "output_file.hpp"
+#include "vkml/media/output_file.hpp"
 #include "queue.hpp"
 #include "vkml/media/reader.hpp"
 #include "vkml/error.hpp"
@@ -218,6 +219,19 @@ bool is_image_path(const fs::path& path) {
     return e == ".png" || e == ".jpg" || e == ".jpeg";
 }
 
+namespace {
+
+// Bits of the deepest colour component of a pixel format (8 when unknown).
+int sample_bits(int av_pix_fmt) {
+    const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(av_pix_fmt));
+    if (!d || (d->flags & AV_PIX_FMT_FLAG_PAL)) return 8;
+    int bits = 0;
+    for (int c = 0; c < d->nb_components; ++c) bits = std::max(bits, int(d->comp[c].depth));
+    return bits > 0 ? bits : 8;
+}
+
+} // namespace
+
 ThreadCounts parse_thread_counts(std::string_view text) {
     ThreadCounts t;
     int* fields[3] = {&t.load, &t.proc, &t.save};
@@ -312,6 +326,21 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
     std::unique_ptr<VideoWriter> writer;
     Size in_size = reader ? reader->info().size : Size{};
     Size out_size;
+    // A video whose pixel format the GPU conversion lacks is converted on the CPU (convert.hpp), or
+    // refused here, before anything is written.
+    std::string cpu_conversion_note;
+    if (reader) {
+        int to = -1;
+        try {
+            to = cpu_conversion_format(reader->info().pix_fmt_id);
+        } catch (const Error& e) {
+            throw Error(e.code(), "'" + desc.input.string() + "': " + e.what());
+        }
+        if (to >= 0)
+            cpu_conversion_note = "'" + desc.input.string() + "': vkml's GPU conversion does not read " +
+                                  reader->info().pix_fmt + ": its frames are converted to " +
+                                  av_get_pix_fmt_name(static_cast<AVPixelFormat>(to)) + " on the CPU";
+    }
     if (reader) {
         out_size = processor.output_size(in_size.width, in_size.height);
         if (out_size.width <= 0 || out_size.height <= 0)
@@ -344,6 +373,8 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                 throw;
             }
             // What could not be kept of the input (its codec, pixel format, alpha): said once.
+            if (!cpu_conversion_note.empty())
+                std::fprintf(stderr, "%s: note: %s\n", desc.log_name.c_str(), cpu_conversion_note.c_str());
             for (const std::string& note : writer->notes())
                 std::fprintf(stderr, "%s: note: %s\n", desc.log_name.c_str(), note.c_str());
         }
@@ -411,6 +442,13 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
     // A frame into the proc stage; one with an alpha channel as its colour and, when the alpha is
     // kept, its alpha as a grey frame right after it.
     auto push_frame = [&](Item item, bool keep_alpha) -> bool {
+        int to = -1;
+        try {
+            to = cpu_conversion_format(item.frame->format);
+        } catch (const Error& e) { // a decoder that changes format mid-stream
+            throw Error(e.code(), "'" + item.info.file + "': " + e.what());
+        }
+        if (to >= 0) item.frame = convert_on_cpu(*item.frame, to);
         const std::optional<AlphaLayout> split = alpha_layout(item.frame->format);
         if (!split) return to_proc.push(std::move(item));
         Item colour{colour_part(*item.frame, *split), item.info, keep_alpha, item.image};
@@ -506,6 +544,7 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
             std::vector<Slot> slots(static_cast<size_t>(in_flight));
             size_t next = 0;
             Size prepared{};
+            int prepared_bits = 0;
             ConvertDesc cur_in[2]{}, cur_out[2]{};
             bool configured[2] = {false, false};
             auto finish = [&](Slot& s) -> bool {
@@ -536,6 +575,7 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                 if (images) return in;
                 if (!writer) return alpha ? in : int(AV_PIX_FMT_YUV420P);
                 if (out_alpha) return alpha ? out_alpha->alpha_format : out_alpha->colour_format;
+                if (const int grey = grey_gpu_format(writer->pix_fmt()); grey >= 0) return grey;
                 return writer->pix_fmt();
             };
             for (;;) {
@@ -552,15 +592,17 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                 const Size fs_size{f.width, f.height};
                 const int part = item->info.alpha ? 1 : 0;
                 const int out_fmt = out_format(f.format, item->info.alpha);
-                if (fs_size != prepared) configured[0] = configured[1] = false;
+                const int bits = sample_bits(f.format);
+                if (fs_size != prepared || bits != prepared_bits) configured[0] = configured[1] = false;
                 const bool new_format =
                     !configured[part] || f.format != cur_in[part].pix_fmt || out_fmt != cur_out[part].pix_fmt;
                 if (new_format) {
                     if (!finish_all()) return;
                     const bool resize = fs_size != prepared;
-                    if (resize) {
-                        processor.prepare({device, fs_size, desc.tile, in_flight});
+                    if (resize || bits != prepared_bits) {
+                        processor.prepare({device, fs_size, desc.tile, in_flight, bits});
                         prepared = fs_size;
+                        prepared_bits = bits;
                     }
                     const Size o = processor.output_size(fs_size.width, fs_size.height);
                     cur_in[part] = {.pix_fmt = f.format,
@@ -577,7 +619,7 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                     for (Slot& s : slots) {
                         s.up[part] = std::make_unique<FrameUploader>(*device, cur_in[part]);
                         s.down[part] = std::make_unique<FrameDownloader>(*device, cur_out[part]);
-                        if (resize || !s.in) {
+                        if (resize || !s.in || s.in.dtype() != processor.dtype()) {
                             s.in = gpu::Tensor(*device, {1, 3, fs_size.height, fs_size.width},
                                                processor.dtype(), "media rgb in");
                             s.out = gpu::Tensor(*device, {1, 3, o.height, o.width}, processor.dtype(),
@@ -603,6 +645,8 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
                 else if (item->has_alpha)
                     s.read_as =
                         out_fmt == AV_PIX_FMT_GBRP16LE ? int(AV_PIX_FMT_GBRAP16LE) : int(AV_PIX_FMT_GBRAP);
+                else if (writer && !out_alpha && out_fmt != writer->pix_fmt())
+                    s.read_as = writer->pix_fmt(); // grey video: the G plane of planar RGB
                 s.up[part]->stage(f);
                 item->frame.reset();
                 s.up[part]->record(s.stream->cmd(), s.in);

@@ -31,7 +31,7 @@ bool writable(AVPixelFormat f, bool with_alpha) {
         if (with_alpha) return alpha_layout(f).has_value();
         return gpu_layout(f).has_value(); // rgba, bgra: the alpha written as 255
     }
-    return gpu_layout(f).has_value();
+    return gpu_layout(f).has_value() || grey_gpu_format(f) >= 0;
 }
 
 // The encoder that keeps a codec family, where vkml writes it by default (encoders that take any
@@ -186,7 +186,7 @@ VideoWriter::VideoWriter(const WriterDesc& desc)
                 ErrorCode::Unsupported,
                 "--pix-fmt " + desc.pix_fmt +
                     ": vkml converts to yuv420p/422p/444p (8 to 16 bits, with or without alpha), nv12, "
-                    "p010le, rgb24, rgba, bgra, gbrp (8 to 16 bits, gbrap with alpha)");
+                    "p010le, rgb24, rgba, bgra, gbrp (8 to 16 bits, gbrap with alpha), gray (8 to 16 bits)");
     } else {
         const AVPixelFormat src =
             desc.source ? static_cast<AVPixelFormat>(desc.source->info().pix_fmt_id) : AV_PIX_FMT_NONE;

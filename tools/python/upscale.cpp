@@ -1,5 +1,5 @@
 // vkml.Upscaler / vkml.upscale (images as NumPy arrays) and vkml.upscale_video (files), on the
-// code `vkml upscale` runs: its model names and RGB 0..1 wrapping (vkml_upscale: resolve_model,
+// code `vkml upscale` runs: its model names and RGB 0..1 wrapping (vkml_cli: resolve_model,
 // load_rgb01_graph, ModelProcessor), vkml::TiledRunner and media::transcode.
 
 #include <algorithm>

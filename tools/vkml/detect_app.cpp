@@ -10,8 +10,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <memory>
+#include <span>
 #include <sstream>
 
 #include "image_file.hpp"
@@ -23,6 +23,7 @@
 #define VKML_DETECT_VIDEO 0
 #endif
 #if VKML_DETECT_VIDEO
+#include "vkml/media/output_file.hpp"
 #include "vkml/media/transcode.hpp"
 #include "vkml/ops/detect.hpp"
 #endif
@@ -98,17 +99,39 @@ ImageFile load_image(const fs::path& path) {
     return ImageFile{rgb.width, rgb.height, 3, std::move(rgb.pixels)};
 }
 
+// Every output (annotated images, the JSON file) appears whole or not at all: written to a hidden
+// temporary file beside it, checked, flushed and renamed (vkml/media/output_file.hpp); a write error (a
+// full disk) is an error naming the output.
+void write_output(const fs::path& path, std::span<const uint8_t> bytes) {
+#if VKML_DETECT_VIDEO
+    media::write_file_atomically(path, bytes);
+#else
+    (void)bytes;
+    throw Error(ErrorCode::Unsupported,
+                "'" + path.string() + "': this build writes no files (no media library)");
+#endif
+}
+
 void save_image(const fs::path& path, const ImageFile& img) {
     const std::string e = lower(path.extension().string());
+    std::vector<uint8_t> bytes;
+    auto append = [](void* context, void* data, int size) {
+        auto* out = static_cast<std::vector<uint8_t>*>(context);
+        const auto* p = static_cast<const uint8_t*>(data);
+        out->insert(out->end(), p, p + size);
+    };
     int ok = 0;
     if (e == ".jpg" || e == ".jpeg")
-        ok = stbi_write_jpg(path.c_str(), img.width, img.height, img.channels, img.pixels.data(), 92);
+        ok = stbi_write_jpg_to_func(append, &bytes, img.width, img.height, img.channels, img.pixels.data(),
+                                    92);
     else if (e == ".bmp")
-        ok = stbi_write_bmp(path.c_str(), img.width, img.height, img.channels, img.pixels.data());
+        ok = stbi_write_bmp_to_func(append, &bytes, img.width, img.height, img.channels, img.pixels.data());
     else
-        ok = stbi_write_png(path.c_str(), img.width, img.height, img.channels, img.pixels.data(),
-                            img.width * img.channels);
-    if (!ok) throw Error(ErrorCode::Io, path.string() + ": cannot write the annotated image");
+        ok = stbi_write_png_to_func(append, &bytes, img.width, img.height, img.channels, img.pixels.data(),
+                                    img.width * img.channels);
+    if (!ok || bytes.empty())
+        throw Error(ErrorCode::Io, "'" + path.string() + "': cannot encode the annotated image");
+    write_output(path, bytes);
 }
 
 // One JSON record per image or video frame.
@@ -481,9 +504,7 @@ int run(const Options& o) {
         if (o.json->string() == "-") {
             std::fputs(text.c_str(), stdout);
         } else {
-            std::ofstream j(*o.json);
-            j << text;
-            if (!j) throw Error(ErrorCode::Io, o.json->string() + ": cannot write the JSON file");
+            write_output(*o.json, {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
         }
     }
     return interrupted;

@@ -38,7 +38,9 @@ void usage(FILE* out) {
                  "  VKML_COOP_TILE=T, VKML_COOP_MIN_ROWS=N, VKML_DIRECT_OB=N, VKML_DIRECT_PX=N,\n"
                  "  VKML_SPLIT_TARGET=N  convolution tuning\n"
                  "  VKML_WAIT_TIMEOUT=S seconds without GPU progress before a wait gives up (default\n"
-                 "                      600; 0: no limit)\n",
+                 "                      600; 0: no limit)\n"
+                 "  VKML_FAULT_ALLOC=N  a test switch: the N-th device memory allocation fails (N+: it\n"
+                 "                      and every later one)\n",
                  VKML_VERSION_STRING);
 }
 

@@ -97,11 +97,15 @@ gpu::DType ModelProcessor::dtype() const {
 void ModelProcessor::prepare(const media::ProcessorSetup& setup) {
     // Frames of any size go through overlapping tiles sized from the memory budget (--tile
     // overrides); a frame that fits is one tile, the same as a whole-frame session.
-    if (!runner_ || device_ != setup.device) {
+    // f16 storage holds 11 significant bits: frames of more than 10 bits (12-bit video, 16-bit
+    // images) run in f32, so every bit of them reaches the model and comes back.
+    const bool fp32 = choice_.fp32 || setup.bits > 10;
+    if (!runner_ || device_ != setup.device || fp32 != fp32_) {
         runner_.reset();
         device_ = setup.device;
+        fp32_ = fp32;
         SessionOptions so;
-        so.fp32 = choice_.fp32;
+        so.fp32 = fp32;
         runner_ =
             std::make_unique<TiledRunner>(*device_, graph_, TiledDesc{.tile = setup.tile, .session = so});
     }

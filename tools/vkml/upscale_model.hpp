@@ -52,6 +52,7 @@ private:
     graph::Graph graph_;
     std::unique_ptr<TiledRunner> runner_;
     gpu::Device* device_ = nullptr;
+    bool fp32_ = false; // the runner's precision
 };
 
 // The bundled default clip (see media::bundled_clip_path).

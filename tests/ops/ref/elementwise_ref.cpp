@@ -135,6 +135,28 @@ double unary(UnaryKind kind, double x, const UnaryParams& p) {
         return gelu(x);
     case UnaryKind::Swish:
         return x * sigmoid(p.alpha * x);
+    case UnaryKind::Tan:
+        return std::tan(x);
+    case UnaryKind::Asin:
+        return std::asin(x);
+    case UnaryKind::Acos:
+        return std::acos(x);
+    case UnaryKind::Atan:
+        return std::atan(x);
+    case UnaryKind::Sinh:
+        return std::sinh(x);
+    case UnaryKind::Cosh:
+        return std::cosh(x);
+    case UnaryKind::Asinh:
+        return std::asinh(x);
+    case UnaryKind::Acosh:
+        return std::acosh(x);
+    case UnaryKind::Atanh:
+        return std::atanh(x);
+    case UnaryKind::ThresholdedRelu:
+        return x > p.alpha ? x : 0.0;
+    case UnaryKind::Shrink:
+        return x < -p.alpha ? x + p.beta : x > p.alpha ? x - p.beta : 0.0;
     }
     throw std::runtime_error("reference: unknown unary kind");
 }

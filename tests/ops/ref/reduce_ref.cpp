@@ -60,6 +60,9 @@ double apply(ops::ReduceKind kind, const std::vector<double>& v) {
     case ops::ReduceKind::SumSquare:
         for (double x : v) acc += x * x;
         return acc;
+    case ops::ReduceKind::LogSum:
+        for (double x : v) acc += x;
+        return std::log(acc);
     }
     throw std::logic_error("unknown reduce kind");
 }
@@ -171,6 +174,48 @@ std::pair<HostTensor, HostTensor> topk(const HostTensor& x, int64_t k, int64_t a
         }
     }
     return {values, indices};
+}
+
+HostTensor cumsum(const HostTensor& x, int64_t axis_in, bool exclusive, bool reverse) {
+    const size_t axis = wrap_axis(axis_in, x.shape().rank());
+    HostTensor out(x.shape(), x.desc.dtype);
+    const int64_t n = x.shape()[axis];
+    int64_t inner = 1;
+    for (size_t k = axis + 1; k < x.shape().rank(); ++k) inner *= x.shape()[k];
+    const int64_t outer = x.shape().elements() / (n * inner);
+    for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) {
+            double s = 0;
+            for (int64_t k = 0; k < n; ++k) {
+                const int64_t j = reverse ? n - 1 - k : k;
+                const size_t at = size_t((o * n + j) * inner + i);
+                if (exclusive) {
+                    out[at] = s;
+                    s += x[at];
+                } else {
+                    s += x[at];
+                    out[at] = s;
+                }
+            }
+        }
+    return out;
+}
+
+HostTensor hardmax(const HostTensor& x, int64_t axis_in) {
+    const size_t axis = wrap_axis(axis_in, x.shape().rank());
+    HostTensor out(x.shape(), x.desc.dtype);
+    const int64_t n = x.shape()[axis];
+    int64_t inner = 1;
+    for (size_t k = axis + 1; k < x.shape().rank(); ++k) inner *= x.shape()[k];
+    const int64_t outer = x.shape().elements() / (n * inner);
+    for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) {
+            int64_t best = 0;
+            for (int64_t j = 1; j < n; ++j)
+                if (x[size_t((o * n + j) * inner + i)] > x[size_t((o * n + best) * inner + i)]) best = j;
+            out[size_t((o * n + best) * inner + i)] = 1;
+        }
+    return out;
 }
 
 HostTensor softmax(const HostTensor& x, int64_t axis_in, bool log) {

@@ -23,6 +23,10 @@ HostTensor arg_reduce(bool is_min, const HostTensor& x, int64_t axis, bool keepd
 std::pair<HostTensor, HostTensor> topk(const HostTensor& x, int64_t k, int64_t axis, bool largest,
                                        gpu::DType index_dtype);
 HostTensor softmax(const HostTensor& x, int64_t axis, bool log);
+// Hardmax: 1 at the first maximum along `axis`, else 0.
+HostTensor hardmax(const HostTensor& x, int64_t axis);
+// CumSum along `axis`, exclusive and/or reverse.
+HostTensor cumsum(const HostTensor& x, int64_t axis, bool exclusive, bool reverse);
 
 enum class PoolKind { Max, Average, Lp };
 struct PoolArgs {

@@ -3,6 +3,7 @@
 // alignment and bufferImageGranularity respected, freed ranges coalesced. It watches the heap
 // budget (VK_EXT_memory_budget when present) and reports running out as a vkml::Error with code
 // OutOfDeviceMemory that the caller can act on (smaller tiles, fewer frames in flight).
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -92,6 +93,16 @@ public:
     // Index of the memory type `usage` would use for `type_bits`, or throws Unsupported.
     uint32_t choose_memory_type(uint32_t type_bits, MemoryUsage usage) const;
 
+    // Fault injection, a test switch: the `nth` allocation request from now on (1: the next one)
+    // fails with OutOfDeviceMemory, as a refusal by the driver would after every retry; with
+    // `sticky`, every later request fails too. 0 turns it off. The environment variable
+    // VKML_FAULT_ALLOC=N (or N+ for sticky) sets it when the device is created, counting from its
+    // first allocation. Requests are allocate() and allocate_aliased() calls, from any thread.
+    void inject_failure(uint64_t nth, bool sticky = false);
+    // Allocation requests so far (served or refused) and failures injected so far.
+    uint64_t requests() const { return requests_.load(); }
+    uint64_t injected_failures() const { return injected_.load(); }
+
 private:
     friend class Allocation;
     struct Block;
@@ -107,6 +118,9 @@ private:
     std::vector<std::unique_ptr<Block>> blocks_; // null entries are reused slots
     MemoryStats stats_;
     std::vector<uint64_t> heap_reserved_; // bytes vkml holds per heap
+    std::atomic<uint64_t> requests_{0}, injected_{0};
+    std::atomic<uint64_t> fail_at_{0}; // the request number that fails (0: none)
+    std::atomic<bool> fail_sticky_{false};
 };
 
 } // namespace vkml::gpu

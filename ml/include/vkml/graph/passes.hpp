@@ -6,7 +6,7 @@
 //   fix_input_shapes    free-dimension overrides and input shapes: every input static
 //   infer_and_fold      static shapes and dtypes for every value, by creating each node's operator
 //                       in topological order and reading its outputs(); nodes whose inputs are all
-//                       constants (and Shape/Size of static shapes) are evaluated on the host in
+//                       constants (and Shape/Size/EyeLike of static shapes) are evaluated on the host in
 //                       double / int64 and become constants, so shape-computation subgraphs (a
 //                       TF.js Resize's sizes, an exported Reshape's target) disappear
 //   fuse                common subexpressions once, Conv+BatchNormalization (folded into the

@@ -60,7 +60,21 @@ enum class UnaryKind : uint8_t {
     Mish,
     Gelu,  // approximate: "none" (erf) or "tanh"
     Swish, // x * sigmoid(alpha * x), alpha (1): SiLU, the fused form of Mul(x, Sigmoid(x))
+    // more math (fp32 math in either storage)
+    Tan,
+    Asin,
+    Acos,
+    Atan,
+    Sinh,
+    Cosh,
+    Asinh,
+    Acosh,
+    Atanh,
+    ThresholdedRelu, // x > alpha ? x : 0, alpha (1)
+    Shrink,          // x < -alpha ? x + beta : x > alpha ? x - beta : 0; ONNX's lambd is alpha (0.5),
+                     // its bias beta (0)
 };
+inline constexpr UnaryKind last_unary_kind = UnaryKind::Shrink;
 // The ONNX operator type, e.g. "LeakyRelu".
 const char* unary_name(UnaryKind kind);
 

@@ -85,6 +85,9 @@ class Resize final : public Op {
 public:
     static std::unique_ptr<Resize> create(gpu::Device& device, const ResizeDesc& desc);
     const char* type() const override { return "Resize"; }
+    // Nearest by whole factors over the last two dimensions in a mode where that is oh / KH, ow / KW:
+    // the eight-outputs-an-invocation kernel (layout/upsample.comp).
+    bool integer_upsample() const { return upsample_pipeline_ != nullptr; }
 
 private:
     explicit Resize(gpu::Device& device) : Op(device) {}
@@ -92,6 +95,8 @@ private:
                      const gpu::BufferRange& scratch) const override;
     const gpu::Pipeline* pipeline_ = nullptr;
     uint32_t count_ = 0;
+    const gpu::Pipeline* upsample_pipeline_ = nullptr; // layout/upsample.comp, or null
+    uint32_t upsample_groups_ = 0;                     // its invocations
     float extrapolation_ = 0.f;
 };
 
@@ -154,6 +159,8 @@ private:
         std::array<uint32_t, 16> push{};
     };
     const gpu::Pipeline* pipeline_ = nullptr;
+    const gpu::Pipeline* vec_pipeline_ = nullptr; // 16-byte units (rows of whole units), or null
+    uint32_t unit_words_ = 1;                      // storage words per unit
     std::vector<Pass> passes_;
 };
 
@@ -320,6 +327,124 @@ private:
     void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                      const gpu::BufferRange& scratch) const override;
     detail::LayoutCopyPlan plan_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// GridSample (opsets 16 and 20, 2-D): X [N, C, H, W] sampled at grid [N, Ho, Wo, 2] ((x, y) in
+// [-1, 1]) into Y [N, C, Ho, Wo]. mode bilinear/linear, nearest (halves to even), bicubic/cubic
+// (A = -0.75); padding_mode zeros, border, reflection; align_corners. As ONNX's reference: the
+// coordinate is reflected first under reflection padding, then each pixel read is padded. fp32.
+struct GridSampleDesc {
+    TensorDesc input, grid;
+    std::string mode = "bilinear";
+    std::string padding_mode = "zeros";
+    int64_t align_corners = 0;
+};
+
+class GridSample final : public Op {
+public:
+    static std::unique_ptr<GridSample> create(gpu::Device& device, const GridSampleDesc& desc);
+    const char* type() const override { return "GridSample"; }
+
+private:
+    explicit GridSample(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    const gpu::Pipeline* pipeline_ = nullptr;
+    std::array<uint32_t, 6> push_{};
+};
+
+// ---------------------------------------------------------------------------------------------
+// Trilu: keeps the upper (j - i >= k) or lower (j - i <= k) triangle of each matrix of the last
+// two dimensions, zeroes the rest. k is ONNX's optional input, a descriptor constant here.
+struct TriluDesc {
+    TensorDesc input; // rank >= 2
+    int64_t k = 0;
+    bool upper = true;
+};
+
+class Trilu final : public Op {
+public:
+    static std::unique_ptr<Trilu> create(gpu::Device& device, const TriluDesc& desc);
+    const char* type() const override { return "Trilu"; }
+
+private:
+    explicit Trilu(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    const gpu::Pipeline* pipeline_ = nullptr;
+    std::array<int32_t, 4> push_{}; // elements, rows, cols, k
+};
+
+// ---------------------------------------------------------------------------------------------
+// ScatterElements and ScatterND: Y = data with updates written (or combined by `reduction`: none,
+// add, mul, max, min) at the places `indices` (i32 or i64; negative count from the end) name.
+// ScatterElements: indices and updates have one shape, of data's rank; update u goes to u's
+// position with its `axis` coordinate replaced by its index. ScatterND: indices [..., q] hold
+// tuples of q leading coordinates; updates [..., data.shape[q:]] the slices. Out-of-range indices
+// are skipped (ONNX calls them errors). Reductions apply the updates in order in one invocation
+// (simple, not fast); none writes in parallel (duplicate indices: one of them wins, as ONNX allows).
+struct ScatterDesc {
+    bool nd = false; // ScatterND (else ScatterElements)
+    TensorDesc data, indices, updates;
+    int64_t axis = 0; // ScatterElements
+    std::string reduction = "none";
+};
+
+class Scatter final : public Op {
+public:
+    static std::unique_ptr<Scatter> create(gpu::Device& device, const ScatterDesc& desc);
+    const char* type() const override { return nd_ ? "ScatterND" : "ScatterElements"; }
+
+private:
+    explicit Scatter(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    bool nd_ = false, sequential_ = false;
+    detail::LayoutCopyPlan copy_;
+    const gpu::Pipeline* pipeline_ = nullptr;
+    std::array<uint32_t, 16> push_{};
+};
+
+// GatherND (opset 13, batch_dims): indices [..., q] (i32 or i64) select slices of data; the
+// output is indices.shape[:-1] + data.shape[batch_dims + q:]. Out-of-range indices give 0.
+struct GatherNDDesc {
+    TensorDesc data, indices;
+    int64_t batch_dims = 0;
+};
+
+class GatherND final : public Op {
+public:
+    static std::unique_ptr<GatherND> create(gpu::Device& device, const GatherNDDesc& desc);
+    const char* type() const override { return "GatherND"; }
+
+private:
+    explicit GatherND(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    const gpu::Pipeline* pipeline_ = nullptr;
+    std::array<uint32_t, 17> push_{};
+};
+
+// OneHot: inputs indices (i32, i64, or f32 truncated toward zero; negative count from depth) and values [off, on]; the output
+// has values' dtype and indices' shape with `depth` (a descriptor constant) inserted at `axis`.
+struct OneHotDesc {
+    TensorDesc indices, values;
+    int64_t depth = 0;
+    int64_t axis = -1;
+};
+
+class OneHot final : public Op {
+public:
+    static std::unique_ptr<OneHot> create(gpu::Device& device, const OneHotDesc& desc);
+    const char* type() const override { return "OneHot"; }
+
+private:
+    explicit OneHot(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    const gpu::Pipeline* pipeline_ = nullptr;
+    std::array<uint32_t, 3> push_{};
 };
 
 } // namespace vkml::ops

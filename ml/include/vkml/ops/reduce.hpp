@@ -24,6 +24,7 @@ class MaxPool;
 class AveragePool;
 class LpPool;
 class GlobalPool;
+class CumSum;
 
 namespace detail {
 class ReduceKernel; // the reduction kernel shared by Reduce* and the global pools
@@ -37,6 +38,7 @@ class ReduceKey {
     friend class vkml::ops::AveragePool;
     friend class vkml::ops::LpPool;
     friend class vkml::ops::GlobalPool;
+    friend class vkml::ops::CumSum;
     ReduceKey() = default;
 };
 } // namespace detail
@@ -53,7 +55,7 @@ const char* reduce_path_name(ReducePath path);
 
 // ---- Reduce* ----------------------------------------------------------------------------------
 
-enum class ReduceKind : uint8_t { Sum, Mean, Max, Min, Prod, L1, L2, LogSumExp, SumSquare };
+enum class ReduceKind : uint8_t { Sum, Mean, Max, Min, Prod, L1, L2, LogSumExp, SumSquare, LogSum };
 const char* reduce_op_name(ReduceKind kind); // "ReduceSum", ...
 
 struct ReduceDesc {
@@ -61,7 +63,7 @@ struct ReduceDesc {
     TensorDesc input;
     // ONNX `axes` (the opset-18 input, or the older attribute); negative values count from the end.
     // Empty: every axis, unless noop_with_empty_axes, when no axis is reduced (each output is the
-    // op over one element: Sum/Mean/Max/Min/Prod/LogSumExp give x, L1/L2 |x|, SumSquare x²).
+    // op over one element: Sum/Mean/Max/Min/Prod/LogSumExp give x, L1/L2 |x|, SumSquare x², LogSum log x).
     std::vector<int64_t> axes;
     int64_t keepdims = 1;
     int64_t noop_with_empty_axes = 0;
@@ -155,7 +157,8 @@ private:
 
 // ---- Softmax / LogSoftmax ----------------------------------------------------------------------
 
-enum class SoftmaxKind : uint8_t { Softmax, LogSoftmax };
+// Hardmax: 1 at the first maximum of each row, 0 elsewhere (always one invocation per row).
+enum class SoftmaxKind : uint8_t { Softmax, LogSoftmax, Hardmax };
 
 struct SoftmaxDesc {
     SoftmaxKind kind = SoftmaxKind::Softmax;
@@ -295,6 +298,29 @@ private:
                      const gpu::BufferRange& scratch) const override;
     GlobalPoolKind kind_ = GlobalPoolKind::Average;
     std::unique_ptr<detail::ReduceKernel> kernel_;
+};
+
+// CumSum: running sums along `axis` (ONNX's axis input, a descriptor constant here); exclusive
+// starts from 0, reverse runs from the end. f32 and f16 (fp32 sums) or i32 (wrapping). One
+// invocation per line (simple, not fast).
+struct CumSumDesc {
+    TensorDesc input;
+    int64_t axis = 0;
+    bool exclusive = false;
+    bool reverse = false;
+};
+
+class CumSum final : public Op {
+public:
+    static std::unique_ptr<CumSum> create(gpu::Device& device, const CumSumDesc& desc);
+    const char* type() const override { return "CumSum"; }
+    CumSum(gpu::Device& device, detail::ReduceKey) : Op(device) {}
+
+private:
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    const gpu::Pipeline* pipeline_ = nullptr;
+    uint32_t rows_ = 0, n_ = 0, inner_ = 0;
 };
 
 } // namespace vkml::ops

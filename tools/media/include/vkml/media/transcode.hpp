@@ -67,6 +67,9 @@ struct ProcessorSetup {
     Size input;   // the decoded frame size (before rotation metadata, which is kept as is)
     int tile = 0; // TranscodeDesc::tile (0 = automatic): for processors that tile
     int frames_in_flight = 1;
+    // Bits per sample of the frames (8; 10 to 16 for deep video and 16-bit images): a processor
+    // that computes in f16 (11 significant bits) keeps more than 10 only in f32.
+    int bits = 8;
 };
 
 // One frame's GPU work, handed to FrameProcessor::process on the processing thread.
