@@ -3,7 +3,7 @@
 #include "vkml/fg/executor.hpp"
 
 #include <algorithm>
-#include <limits>
+#include <optional>
 #include <utility>
 
 #include "graph_impl.hpp"
@@ -52,64 +52,6 @@ std::string slot_suffix(uint32_t slot) {
     return " #" + std::to_string(slot);
 }
 
-// Timestamps of one queue for one frame slot: a begin/end pair per pass.
-class Timer {
-public:
-    ~Timer() { reset_pool(); }
-    void prepare(gpu::Device& device, uint32_t passes, const std::string& name) {
-        if (passes * 2 <= capacity_) return;
-        reset_pool();
-        device_ = &device;
-        capacity_ = passes * 2;
-        VkQueryPoolCreateInfo ci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-        ci.queryType = VK_QUERY_TYPE_TIMESTAMP;
-        ci.queryCount = capacity_;
-        check_vk(vkCreateQueryPool(device.vk(), &ci, nullptr, &pool_), "vkCreateQueryPool");
-        device.set_debug_name(VK_OBJECT_TYPE_QUERY_POOL, pool_, name);
-    }
-    void reset(gpu::CommandBuffer& cmd) {
-        names_.clear();
-        if (pool_) vkCmdResetQueryPool(cmd.vk(), pool_, 0, capacity_);
-    }
-    void begin(gpu::CommandBuffer& cmd, const std::string& name) {
-        if (!pool_) return;
-        vkCmdWriteTimestamp2(cmd.vk(), VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, pool_,
-                             uint32_t(names_.size() * 2));
-        names_.push_back(name);
-    }
-    void end(gpu::CommandBuffer& cmd) {
-        if (pool_)
-            vkCmdWriteTimestamp2(cmd.vk(), VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, pool_,
-                                 uint32_t(names_.size() * 2 - 1));
-    }
-    // (name, begin tick, end tick) per pass; empty when the results are not there (yet).
-    std::vector<std::tuple<std::string, uint64_t, uint64_t>> read(bool wait) const {
-        std::vector<std::tuple<std::string, uint64_t, uint64_t>> out;
-        if (!pool_ || names_.empty()) return out;
-        std::vector<uint64_t> ticks(names_.size() * 2);
-        const VkResult r = vkGetQueryPoolResults(
-            device_->vk(), pool_, 0, uint32_t(ticks.size()), ticks.size() * sizeof(uint64_t), ticks.data(),
-            sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | (wait ? VK_QUERY_RESULT_WAIT_BIT : 0));
-        if (r == VK_NOT_READY) return out;
-        check_vk(r, "vkGetQueryPoolResults");
-        for (size_t i = 0; i < names_.size(); ++i)
-            out.emplace_back(names_[i], ticks[2 * i], ticks[2 * i + 1]);
-        return out;
-    }
-
-private:
-    void reset_pool() {
-        if (pool_)
-            device_->retire([vk = device_->vk(), pool = pool_] { vkDestroyQueryPool(vk, pool, nullptr); });
-        pool_ = VK_NULL_HANDLE;
-        capacity_ = 0;
-    }
-    gpu::Device* device_ = nullptr;
-    VkQueryPool pool_ = VK_NULL_HANDLE;
-    uint32_t capacity_ = 0;
-    std::vector<std::string> names_;
-};
-
 } // namespace
 
 // The physical objects behind a frame slot's resources, indexed like the graph's resources.
@@ -139,7 +81,7 @@ struct Executor::Slot {
     PassContext::Frame frame;
     // Command buffers, one per batch, reused frame after frame.
     std::vector<std::unique_ptr<gpu::CommandBuffer>> cmds;
-    std::array<Timer, queue_count> timers;
+    std::unique_ptr<gpu::Profiler> profiler; // per-pass timestamps (ExecutorDesc::timestamps)
     bool timed = false, host_recorded = false;
     // What the GPU must reach before this slot may be reused.
     std::array<uint64_t, queue_count> pending{};
@@ -342,10 +284,7 @@ FrameSubmission Executor::run(FrameGraph& graph) {
         }
         cmd->begin();
         if (slot.timed && !timer_reset[q]) {
-            slot.timers[q].prepare(device_, passes_on[q],
-                                   desc_.name + "/" + queue_name(batch.queue) + " timestamps" +
-                                       slot_suffix(index));
-            slot.timers[q].reset(*cmd);
+            profiler(slot, index).reset(*cmd, passes_on[q]);
             timer_reset[q] = true;
         }
         record_batch(slot, index, graph, batch, *cmd);
@@ -428,11 +367,7 @@ uint64_t Executor::record_host(FrameGraph& graph, VkCommandBuffer host_cmd, VkSe
     gpu::CommandBuffer cmd =
         gpu::CommandBuffer::wrap(device_, host_cmd, gpu::QueueRole::Graphics, slot.host_sets.get());
     slot.timed = desc_.timestamps && device_.caps().timestamps;
-    if (slot.timed) {
-        slot.timers[0].prepare(device_, uint32_t(plan.passes.size()),
-                               desc_.name + "/graphics timestamps" + slot_suffix(index));
-        slot.timers[0].reset(cmd);
-    }
+    if (slot.timed) profiler(slot, index).reset(cmd, uint32_t(plan.passes.size()));
     for (const Batch& batch : plan.batches) record_batch(slot, index, graph, batch, cmd);
     slot.host_frame = frame_;
     return frame_++;
@@ -451,14 +386,13 @@ void Executor::record_batch(Slot& slot, uint32_t slot_index, const FrameGraph& g
                             gpu::CommandBuffer& cmd) {
     const Plan& plan = graph.plan();
     const FrameGraph::Impl& g = graph.impl();
-    Timer& timer = slot.timers[size_t(batch.queue)];
     for (uint32_t pos : batch.passes) {
         const PlannedPass& pp = plan.passes[pos];
         record_barriers(cmd, slot, plan, pp.before);
         if (pp.pass != no_index) {
             const PassDecl& pass = g.passes[pp.pass];
             cmd.begin_label(pass.name);
-            if (slot.timed) timer.begin(cmd, pass.name);
+            if (slot.timed) slot.profiler->begin(cmd, pass.name);
             VkRect2D area{};
             if (pass.kind == PassKind::Raster) {
                 std::vector<VkRenderingAttachmentInfo> colors(pass.color_count);
@@ -518,7 +452,7 @@ void Executor::record_batch(Slot& slot, uint32_t slot_index, const FrameGraph& g
             PassContext ctx(g, slot.frame, pp.pass, pp.queue, cmd, slot_index, frame_);
             pass.record(ctx);
             if (pass.kind == PassKind::Raster) vkCmdEndRendering(cmd.vk());
-            if (slot.timed) timer.end(cmd);
+            if (slot.timed) slot.profiler->end(cmd);
             cmd.end_label();
         }
         record_barriers(cmd, slot, plan, pp.after);
@@ -574,22 +508,21 @@ void Executor::record_barriers(gpu::CommandBuffer& cmd, const Slot& slot, const 
 
 // --- timings --------------------------------------------------------------------------------------
 
+gpu::Profiler& Executor::profiler(Slot& slot, uint32_t slot_index) {
+    if (!slot.profiler)
+        slot.profiler =
+            std::make_unique<gpu::Profiler>(device_, 0, desc_.name + " timestamps" + slot_suffix(slot_index));
+    return *slot.profiler;
+}
+
 void Executor::collect_timings(Slot& slot, bool wait) {
     if (!slot.timed) return;
-    std::vector<std::tuple<Queue, std::string, uint64_t, uint64_t>> all;
-    uint64_t origin = std::numeric_limits<uint64_t>::max();
-    for (Queue q : {Queue::Graphics, Queue::AsyncCompute})
-        for (auto& [name, begin, end] : slot.timers[size_t(q)].read(wait)) {
-            all.emplace_back(q, name, begin, end);
-            origin = std::min(origin, begin);
-        }
     slot.timed = false;
-    if (all.empty()) return;
-    const double us_per_tick = device_.caps().timestamp_period_ns / 1000.0;
-    timings_.clear();
-    for (auto& [q, name, begin, end] : all)
-        timings_.push_back(
-            {name, role(q), double(begin - origin) * us_per_tick, double(end - begin) * us_per_tick});
+    // A frame in the host's command buffer may not have run yet: then its times are skipped.
+    std::optional<std::vector<gpu::TimingRecord>> records =
+        wait ? slot.profiler->results() : slot.profiler->poll();
+    if (!records || records->empty()) return;
+    timings_ = std::move(*records);
     std::stable_sort(
         timings_.begin(), timings_.end(),
         [](const gpu::TimingRecord& a, const gpu::TimingRecord& b) { return a.start_us < b.start_us; });

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <utility>
 
 #include "vkml/error.hpp"
 #include "vkml/gpu/command.hpp"
@@ -91,67 +92,113 @@ std::string chrome_trace_json(const std::vector<TimingRecord>& records) {
     return out;
 }
 
-Profiler::Profiler(Device& device, uint32_t max_scopes) : device_(device), capacity_(max_scopes * 2) {
+Profiler::Profiler(Device& device, uint32_t max_scopes, std::string name)
+    : device_(device), name_(std::move(name)), min_capacity_(max_scopes * 2) {
     supported_ = device.caps().timestamps && device.caps().timestamp_period_ns > 0;
-    if (!supported_) return;
-    VkQueryPoolCreateInfo ci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-    ci.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    ci.queryCount = capacity_;
-    check_vk(vkCreateQueryPool(device.vk(), &ci, nullptr, &pool_), "vkCreateQueryPool");
 }
 
 Profiler::~Profiler() {
-    if (pool_) device_.retire([vk = device_.vk(), pool = pool_] { vkDestroyQueryPool(vk, pool, nullptr); });
+    for (Pool& p : pools_)
+        if (p.pool)
+            device_.retire([vk = device_.vk(), pool = p.pool] { vkDestroyQueryPool(vk, pool, nullptr); });
 }
 
-void Profiler::reset(CommandBuffer& cmd) {
-    scopes_.clear();
-    open_.clear();
-    if (pool_) vkCmdResetQueryPool(cmd.vk(), pool_, 0, capacity_);
+void Profiler::reset(CommandBuffer& cmd, uint32_t scopes) {
+    const QueueRole role = cmd.role();
+    std::erase_if(scopes_, [&](const Scope& s) { return s.queue == role; });
+    open_[size_t(role)].clear();
+    Pool& p = pools_[size_t(role)];
+    p.used = 0;
+    if (!supported_) return;
+    const uint32_t want = std::max({min_capacity_, scopes * 2, 2u});
+    if (p.capacity < want) {
+        if (p.pool)
+            device_.retire([vk = device_.vk(), pool = p.pool] { vkDestroyQueryPool(vk, pool, nullptr); });
+        p = Pool{};
+        VkQueryPoolCreateInfo ci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+        ci.queryType = VK_QUERY_TYPE_TIMESTAMP;
+        ci.queryCount = want;
+        check_vk(vkCreateQueryPool(device_.vk(), &ci, nullptr, &p.pool), "vkCreateQueryPool");
+        p.capacity = want;
+        device_.set_debug_name(VK_OBJECT_TYPE_QUERY_POOL, p.pool,
+                               name_ + " (" + queue_role_name(role) + " queue)");
+    }
+    vkCmdResetQueryPool(cmd.vk(), p.pool, 0, p.capacity);
 }
 
 bool Profiler::begin(CommandBuffer& cmd, std::string_view name) {
-    const uint32_t query = uint32_t(scopes_.size() * 2);
-    if (!supported_ || query + 2 > capacity_) return false;
-    const auto& fam = device_.caps().queue_families[device_.queue_family(cmd.role())];
-    if (fam.timestamp_valid_bits == 0) return false;
-    vkCmdWriteTimestamp2(cmd.vk(), VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, pool_, query);
-    scopes_.push_back({std::string(name), cmd.role(), query, false});
-    open_.push_back(scopes_.size() - 1);
+    const QueueRole role = cmd.role();
+    Pool& p = pools_[size_t(role)];
+    const auto& fam = device_.caps().queue_families[device_.queue_family(role)];
+    if (!supported_ || !p.pool || p.used + 2 > p.capacity || fam.timestamp_valid_bits == 0) {
+        open_[size_t(role)].push_back(no_scope);
+        return false;
+    }
+    vkCmdWriteTimestamp2(cmd.vk(), VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, p.pool, p.used);
+    scopes_.push_back({std::string(name), role, p.used, false});
+    p.used += 2;
+    open_[size_t(role)].push_back(scopes_.size() - 1);
     return true;
 }
 
 void Profiler::end(CommandBuffer& cmd) {
-    if (open_.empty()) return;
-    Scope& s = scopes_[open_.back()];
-    open_.pop_back();
-    vkCmdWriteTimestamp2(cmd.vk(), VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, pool_, s.query + 1);
+    const QueueRole role = cmd.role();
+    auto& open = open_[size_t(role)];
+    if (open.empty()) return;
+    const size_t index = open.back();
+    open.pop_back();
+    if (index == no_scope) return;
+    Scope& s = scopes_[index];
+    vkCmdWriteTimestamp2(cmd.vk(), VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, pools_[size_t(role)].pool,
+                         s.query + 1);
     s.closed = true;
 }
 
 std::vector<TimingRecord> Profiler::results() const {
+    return *read(true);
+}
+
+std::optional<std::vector<TimingRecord>> Profiler::poll() const {
+    return read(false);
+}
+
+std::optional<std::vector<TimingRecord>> Profiler::read(bool wait) const {
     std::vector<TimingRecord> out;
-    if (!supported_ || scopes_.empty()) return out;
-    std::vector<uint64_t> ticks(scopes_.size() * 2);
-    check_vk(vkGetQueryPoolResults(device_.vk(), pool_, 0, uint32_t(ticks.size()),
-                                   ticks.size() * sizeof(uint64_t), ticks.data(), sizeof(uint64_t),
-                                   VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
-             "vkGetQueryPoolResults");
-    const double ns_per_tick = device_.caps().timestamp_period_ns;
+    if (!supported_) return out;
+    // Only closed scopes are read (an open one's end was never written: waiting for it would
+    // never return), each as its own pair of queries.
+    struct Ticks {
+        uint64_t begin, end;
+    };
+    std::vector<Ticks> ticks(scopes_.size());
     uint64_t origin = std::numeric_limits<uint64_t>::max();
-    for (const Scope& s : scopes_)
-        if (s.closed) origin = std::min(origin, ticks[s.query]);
-    for (const Scope& s : scopes_) {
+    auto mask_of = [&](QueueRole q) {
+        const uint32_t bits = device_.caps().queue_families[device_.queue_family(q)].timestamp_valid_bits;
+        return bits >= 64 ? ~0ull : (1ull << bits) - 1;
+    };
+    for (size_t i = 0; i < scopes_.size(); ++i) {
+        const Scope& s = scopes_[i];
         if (!s.closed) continue;
-        const uint32_t bits =
-            device_.caps().queue_families[device_.queue_family(s.queue)].timestamp_valid_bits;
-        const uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
-        const uint64_t begin = ticks[s.query] & mask, end = ticks[s.query + 1] & mask;
+        uint64_t pair[2] = {};
+        const VkResult r = vkGetQueryPoolResults(
+            device_.vk(), pools_[size_t(s.queue)].pool, s.query, 2, sizeof pair, pair, sizeof(uint64_t),
+            VK_QUERY_RESULT_64_BIT | (wait ? VK_QUERY_RESULT_WAIT_BIT : 0));
+        if (r == VK_NOT_READY) return std::nullopt;
+        check_vk(r, "vkGetQueryPoolResults");
+        const uint64_t mask = mask_of(s.queue);
+        ticks[i] = {pair[0] & mask, pair[1] & mask};
+        origin = std::min(origin, ticks[i].begin);
+    }
+    const double ns_per_tick = device_.caps().timestamp_period_ns;
+    for (size_t i = 0; i < scopes_.size(); ++i) {
+        const Scope& s = scopes_[i];
+        if (!s.closed) continue;
+        const uint64_t mask = mask_of(s.queue);
         TimingRecord r;
         r.name = s.name;
         r.queue = s.queue;
-        r.start_us = double((begin - (origin & mask)) & mask) * ns_per_tick / 1000.0;
-        r.duration_us = double((end - begin) & mask) * ns_per_tick / 1000.0;
+        r.start_us = double((ticks[i].begin - origin) & mask) * ns_per_tick / 1000.0;
+        r.duration_us = double((ticks[i].end - ticks[i].begin) & mask) * ns_per_tick / 1000.0;
         out.push_back(std::move(r));
     }
     return out;

@@ -204,6 +204,16 @@ void check_host_recording(Host& h, const std::string& name, int frames, bool tim
     }
     ASSERT_EQ(vkWaitForFences(h.vk(), in_flight, fences, VK_TRUE, 60'000'000'000ull), VK_SUCCESS);
     for (uint64_t f : recorded) exec.frame_finished(f); // the semaphore may go now
+    if (device.caps().timestamps) {
+        // The per-pass times of the host's last frame, read without waiting (gpu::Profiler::poll):
+        // the host's work is done, so they are there, all on the host's graphics queue.
+        std::set<std::string> names;
+        for (const gpu::TimingRecord& r : exec.timings()) {
+            names.insert(r.name);
+            EXPECT_EQ(r.queue, gpu::QueueRole::Graphics) << r.name;
+        }
+        EXPECT_TRUE(names.contains("channel mix")) << exec.timing_table();
+    }
     const Plan& plan = frame.graph.plan();
     EXPECT_FALSE(plan.uses_async_compute);
     EXPECT_EQ(plan.batches.size(), 1u);

@@ -90,6 +90,7 @@ private:
     void record_barriers(gpu::CommandBuffer& cmd, const Slot& slot, const Plan& plan,
                          const std::vector<Barrier>& barriers);
     void collect_timings(Slot& slot, bool wait);
+    gpu::Profiler& profiler(Slot& slot, uint32_t slot_index);
 
     gpu::Device& device_;
     ExecutorDesc desc_;
