@@ -2,11 +2,9 @@
 // record time they are clipped to the target, binned into 16x16 tiles and written, with the list
 // of touched tiles, into the frame slot's host-visible buffer; shaders/overlay/blend.comp runs one
 // workgroup per touched tile.
-//
-// The core's gpu::ComputePipelineDesc and CommandBuffer::dispatch bind storage buffers only, so
-// this file owns a small pipeline of its own (set 0: the storage image, the font buffer, the
-// frame's data buffer), pushed with VK_KHR_push_descriptor when the device has it, else written
-// into one descriptor set per (frame slot, use in the frame).
+// Its pipelines are the core's (set 0: the storage image, the font buffer, the frame's data
+// buffer), and so are its descriptors: pushed, or pooled sets of the command buffer's arena
+// (the executor's per-slot arena when recording into the host's command buffer).
 #include "vkml/passes/overlay.hpp"
 
 #include <algorithm>
@@ -54,7 +52,6 @@ int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
 struct Overlay::Impl {
     struct Use {
         gpu::Buffer buffer;
-        VkDescriptorSet set = VK_NULL_HANDLE; // without push descriptors
     };
     struct Slot {
         uint64_t frame = ~0ull;
@@ -66,11 +63,6 @@ struct Overlay::Impl {
     std::vector<Item> items;
     std::vector<uint8_t> glyphs; // glyph indices of the text items, in order
     gpu::Buffer font;
-    bool push_descriptors = false;
-    VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
-    VkPipelineLayout layout = VK_NULL_HANDLE;
-    std::array<VkPipeline, 2> pipelines{}; // RGBA8, RGBA16F; created on first use
-    std::vector<VkDescriptorPool> pools;   // without push descriptors
     std::vector<Slot> slots;
     // Scratch reused between frames so recording allocates nothing once warm.
     std::vector<uint32_t> words, tile_counts, touched;
@@ -83,74 +75,30 @@ struct Overlay::Impl {
     std::vector<Span> spans;
 
     Impl(gpu::Device& dev, uint32_t frames_in_flight);
-    ~Impl();
-    VkPipeline pipeline(VkFormat format, const std::string& pass, const std::string& image);
+    const gpu::Pipeline& pipeline(VkFormat format, const std::string& pass, const std::string& image);
     Use& take_use(uint32_t slot, uint64_t frame);
     void record(fg::PassContext& ctx, fg::ImageHandle target);
 };
 
 Overlay::Impl::Impl(gpu::Device& dev, uint32_t frames_in_flight)
     : device(dev), slots(std::max(frames_in_flight, 1u)) {
-    push_descriptors = device.caps().push_descriptors && device.ext().cmd_push_descriptor_set;
-    const VkDevice vk = device.vk();
-    const VkDescriptorSetLayoutBinding bindings[] = {
-        {0, VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr},
-        {1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr},
-        {2, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr}};
-    VkDescriptorSetLayoutCreateInfo sl{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-    sl.flags = push_descriptors ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0;
-    sl.bindingCount = 3;
-    sl.pBindings = bindings;
-    check_vk(vkCreateDescriptorSetLayout(vk, &sl, nullptr, &set_layout),
-             "passes::Overlay: vkCreateDescriptorSetLayout");
-    const VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, 8 * sizeof(uint32_t)};
-    VkPipelineLayoutCreateInfo pl{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    pl.setLayoutCount = 1;
-    pl.pSetLayouts = &set_layout;
-    pl.pushConstantRangeCount = 1;
-    pl.pPushConstantRanges = &range;
-    if (VkResult r = vkCreatePipelineLayout(vk, &pl, nullptr, &layout); r < 0) {
-        vkDestroyDescriptorSetLayout(vk, set_layout, nullptr);
-        check_vk(r, "passes::Overlay: vkCreatePipelineLayout");
-    }
-
     // The font, uploaded once: font_cell_h words per glyph.
     std::vector<uint32_t> rows(size_t(font_glyph_count) * font_cell_h);
     for (int g = 0; g < font_glyph_count; ++g)
         for (int r = 0; r < font_cell_h; ++r) rows[size_t(g * font_cell_h + r)] = font_row(g, r);
-    try {
-        font = gpu::Buffer(device,
-                           {.size = rows.size() * sizeof(uint32_t),
-                            .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                            .name = "overlay font"});
-        gpu::upload(device, font.range(), std::as_bytes(std::span(rows)));
-    } catch (...) {
-        vkDestroyPipelineLayout(vk, layout, nullptr);
-        vkDestroyDescriptorSetLayout(vk, set_layout, nullptr);
-        throw;
-    }
+    font =
+        gpu::Buffer(device, {.size = rows.size() * sizeof(uint32_t),
+                             .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                             .name = "overlay font"});
+    gpu::upload(device, font.range(), std::as_bytes(std::span(rows)));
 }
 
-Overlay::Impl::~Impl() {
-    // Frames recorded with these may still run: destroyed once vkml's work so far is done.
-    device.retire(
-        [vk = device.vk(), pipelines = pipelines, pools = pools, layout = layout, set_layout = set_layout] {
-            for (VkPipeline p : pipelines)
-                if (p) vkDestroyPipeline(vk, p, nullptr);
-            for (VkDescriptorPool p : pools) vkDestroyDescriptorPool(vk, p, nullptr);
-            vkDestroyPipelineLayout(vk, layout, nullptr);
-            vkDestroyDescriptorSetLayout(vk, set_layout, nullptr);
-        });
-}
-
-VkPipeline Overlay::Impl::pipeline(VkFormat format, const std::string& pass, const std::string& image) {
-    size_t index = 0;
+const gpu::Pipeline& Overlay::Impl::pipeline(VkFormat format, const std::string& pass,
+                                             const std::string& image) {
     gpu::ShaderId shader{};
     if (format == VK_FORMAT_R8G8B8A8_UNORM) {
-        index = 0;
         shader = gpu::ShaderId::overlay_rgba8_f32;
     } else if (format == VK_FORMAT_R16G16B16A16_SFLOAT) {
-        index = 1;
         shader = gpu::ShaderId::overlay_rgba16f_f32;
     } else {
         throw Error(ErrorCode::Unsupported, "passes::Overlay: pass '" + pass + "' targets image '" + image +
@@ -158,63 +106,29 @@ VkPipeline Overlay::Impl::pipeline(VkFormat format, const std::string& pass, con
                                                 "; the overlay blends into VK_FORMAT_R8G8B8A8_UNORM or "
                                                 "VK_FORMAT_R16G16B16A16_SFLOAT storage images only");
     }
-    if (pipelines[index]) return pipelines[index];
-    const VkDevice vk = device.vk();
-    const gpu::ShaderInfo& info = gpu::shader_info(shader);
-    VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    mi.codeSize = info.code.size_bytes();
-    mi.pCode = info.code.data();
-    VkShaderModule module = VK_NULL_HANDLE;
-    check_vk(vkCreateShaderModule(vk, &mi, nullptr, &module), "passes::Overlay: vkCreateShaderModule");
-    VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-    ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
-    ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-    ci.stage.module = module;
-    ci.stage.pName = "main";
-    ci.layout = layout;
-    // The device's persistent cache, so this loads as fast as the core's pipelines.
-    const VkResult r =
-        vkCreateComputePipelines(vk, device.pipelines().vk(), 1, &ci, nullptr, &pipelines[index]);
-    vkDestroyShaderModule(vk, module, nullptr);
-    check_vk(r, "passes::Overlay: vkCreateComputePipelines");
-    device.set_debug_name(VK_OBJECT_TYPE_PIPELINE, pipelines[index], std::string(info.id));
-    return pipelines[index];
+    // The device's pipeline cache keeps it (created on first use, then found by its description).
+    return device.pipeline({.shader = shader,
+                            .binding_types = {gpu::BindingType::StorageImage, gpu::BindingType::StorageBuffer,
+                                              gpu::BindingType::StorageBuffer},
+                            .push_constant_bytes = 8 * sizeof(uint32_t),
+                            .workgroup = {tile_size, tile_size, 1}});
 }
 
 Overlay::Impl::Use& Overlay::Impl::take_use(uint32_t slot_index, uint64_t frame) {
     // The executor records a slot only after that slot's previous frame completed, so its buffers
-    // and sets are free to rewrite; a slot beyond frames_in_flight simply gets its own.
+    // are free to rewrite; a slot beyond frames_in_flight simply gets its own.
     if (slot_index >= slots.size()) slots.resize(slot_index + 1);
     Slot& slot = slots[slot_index];
     if (slot.frame != frame) {
         slot.frame = frame;
         slot.next = 0;
     }
-    if (slot.next == slot.uses.size()) {
-        auto use = std::make_unique<Use>();
-        if (!push_descriptors) {
-            VkDescriptorPool pool = VK_NULL_HANDLE;
-            const VkDescriptorPoolSize sizes[] = {{VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, 1},
-                                                  {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 2}};
-            VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-            pi.maxSets = 1;
-            pi.poolSizeCount = 2;
-            pi.pPoolSizes = sizes;
-            check_vk(vkCreateDescriptorPool(device.vk(), &pi, nullptr, &pool),
-                     "passes::Overlay: vkCreateDescriptorPool");
-            pools.push_back(pool);
-            VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, nullptr, pool, 1,
-                                           &set_layout};
-            check_vk(vkAllocateDescriptorSets(device.vk(), &ai, &use->set),
-                     "passes::Overlay: vkAllocateDescriptorSets");
-        }
-        slot.uses.push_back(std::move(use));
-    }
+    if (slot.next == slot.uses.size()) slot.uses.push_back(std::make_unique<Use>());
     return *slot.uses[slot.next++];
 }
 
 void Overlay::Impl::record(fg::PassContext& ctx, fg::ImageHandle target) {
-    const VkPipeline pipe = pipeline(ctx.format(target), ctx.name(), "#" + std::to_string(target.index));
+    const gpu::Pipeline& pipe = pipeline(ctx.format(target), ctx.name(), "#" + std::to_string(target.index));
     const VkExtent2D extent = ctx.extent(target);
     const int64_t w = extent.width, h = extent.height;
 
@@ -338,36 +252,14 @@ void Overlay::Impl::record(fg::PassContext& ctx, fg::ImageHandle target) {
     // Host-coherent memory written before the submission: the submit makes it visible.
     std::memcpy(use.buffer.mapped(), words.data(), bytes);
 
-    const VkDescriptorImageInfo image_info{VK_NULL_HANDLE, ctx.view(target), ctx.layout(target)};
-    const VkDescriptorBufferInfo font_info{font.vk(), 0, VK_WHOLE_SIZE};
-    const VkDescriptorBufferInfo data_info{use.buffer.vk(), 0, bytes};
-    VkWriteDescriptorSet writes[3];
-    for (uint32_t i = 0; i < 3; ++i) {
-        writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-        writes[i].dstBinding = i;
-        writes[i].descriptorCount = 1;
-        writes[i].descriptorType =
-            i == 0 ? VK_DESCRIPTOR_TYPE_STORAGE_IMAGE : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    }
-    writes[0].pImageInfo = &image_info;
-    writes[1].pBufferInfo = &font_info;
-    writes[2].pBufferInfo = &data_info;
-
     const uint32_t groups_x = std::min(tile_count, max_groups_x);
     const uint32_t groups_y = (tile_count + groups_x - 1) / groups_x;
     const uint32_t push[8] = {uint32_t(w), uint32_t(h), groups_x, tile_count, 0, chars_base, tiles_base, 0};
 
-    const VkCommandBuffer cb = ctx.vk();
-    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
-    if (push_descriptors) {
-        device.ext().cmd_push_descriptor_set(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 3, writes);
-    } else {
-        for (auto& wr : writes) wr.dstSet = use.set;
-        vkUpdateDescriptorSets(device.vk(), 3, writes, 0, nullptr);
-        vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &use.set, 0, nullptr);
-    }
-    vkCmdPushConstants(cb, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(push), push);
-    vkCmdDispatch(cb, groups_x, groups_y, 1);
+    const gpu::Binding bindings[] = {gpu::Binding::storage_image(ctx.view(target), ctx.layout(target)),
+                                     gpu::Binding::storage_buffer(font.range()),
+                                     gpu::Binding::storage_buffer({use.buffer.vk(), 0, bytes})};
+    ctx.cmd().dispatch(pipe, bindings, push, {groups_x, groups_y, 1});
 }
 
 Overlay::Overlay(gpu::Device& device, uint32_t frames_in_flight)

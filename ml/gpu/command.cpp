@@ -21,7 +21,8 @@ CommandBuffer::CommandBuffer(Device& device, QueueRole role) : device_(&device),
     check_vk(r, "vkAllocateCommandBuffers");
 }
 
-CommandBuffer CommandBuffer::wrap(Device& device, VkCommandBuffer cmd, QueueRole role, DescriptorArena* arena) {
+CommandBuffer CommandBuffer::wrap(Device& device, VkCommandBuffer cmd, QueueRole role,
+                                  DescriptorArena* arena) {
     CommandBuffer c;
     c.device_ = &device;
     c.role_ = role;
@@ -118,46 +119,96 @@ VkDescriptorSet CommandBuffer::allocate_set(VkDescriptorSetLayout layout) {
     return arena_->allocate(layout);
 }
 
-void CommandBuffer::dispatch(const Pipeline& pipeline, std::span<const BufferRange> buffers, const void* push,
-                             uint32_t push_bytes, std::array<uint32_t, 3> groups) {
-    if (buffers.size() != pipeline.bindings())
+Binding Binding::storage_buffer(const BufferRange& range) {
+    return {.type = BindingType::StorageBuffer, .buffer = range};
+}
+Binding Binding::uniform_buffer(const BufferRange& range) {
+    return {.type = BindingType::UniformBuffer, .buffer = range};
+}
+Binding Binding::storage_image(VkImageView view, VkImageLayout layout) {
+    return {.type = BindingType::StorageImage, .view = view, .layout = layout};
+}
+Binding Binding::sampled_image(VkImageView view, VkImageLayout layout) {
+    return {.type = BindingType::SampledImage, .view = view, .layout = layout};
+}
+Binding Binding::sampled_image(VkImageView view, VkImageLayout layout, VkSampler sampler) {
+    return {.type = BindingType::SampledImageSampler, .view = view, .layout = layout, .sampler = sampler};
+}
+
+void CommandBuffer::bind(const Pipeline& pipeline, std::span<const Binding> bindings, const void* push,
+                         uint32_t push_bytes) {
+    constexpr size_t max_bindings = 32;
+    if (bindings.size() != pipeline.bindings())
         throw Error(ErrorCode::InvalidArgument,
-                    "dispatch of " + pipeline.name() + ": " + std::to_string(buffers.size()) +
-                        " buffers bound, the pipeline has " + std::to_string(pipeline.bindings()));
+                    "dispatch of " + pipeline.name() + ": " + std::to_string(bindings.size()) +
+                        " bindings given, the pipeline has " + std::to_string(pipeline.bindings()));
+    if (bindings.size() > max_bindings)
+        throw Error(ErrorCode::InvalidArgument, "dispatch of " + pipeline.name() + ": more than 32 bindings");
     if (push_bytes != pipeline.push_constant_bytes())
         throw Error(ErrorCode::InvalidArgument, "dispatch of " + pipeline.name() + ": " +
                                                     std::to_string(push_bytes) +
                                                     " bytes of push constants, the pipeline takes " +
                                                     std::to_string(pipeline.push_constant_bytes()));
-    vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.vk());
-    if (!buffers.empty()) {
-        std::array<VkDescriptorBufferInfo, 32> infos;
-        std::array<VkWriteDescriptorSet, 32> writes;
-        if (buffers.size() > infos.size())
+    std::array<VkDescriptorBufferInfo, max_bindings> buffer_infos;
+    std::array<VkDescriptorImageInfo, max_bindings> image_infos;
+    std::array<VkWriteDescriptorSet, max_bindings> writes;
+    for (uint32_t i = 0; i < bindings.size(); ++i) {
+        const Binding& b = bindings[i];
+        const BindingType want = pipeline.binding_types()[i];
+        if (b.type != want)
             throw Error(ErrorCode::InvalidArgument,
-                        "dispatch of " + pipeline.name() + ": more than 32 buffers");
-        for (uint32_t i = 0; i < buffers.size(); ++i) {
-            infos[i] = {buffers[i].buffer, buffers[i].offset, buffers[i].size};
-            writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-            writes[i].dstBinding = i;
-            writes[i].descriptorCount = 1;
-            writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-            writes[i].pBufferInfo = &infos[i];
-        }
-        const auto n = uint32_t(buffers.size());
-        if (device_->caps().push_descriptors) {
-            device_->ext().cmd_push_descriptor_set(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout(), 0,
-                                                   n, writes.data());
+                        "dispatch of " + pipeline.name() + ": binding " + std::to_string(i) + " is a " +
+                            binding_type_name(want) + ", given a " + binding_type_name(b.type));
+        writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+        writes[i].dstBinding = i;
+        writes[i].descriptorCount = 1;
+        writes[i].descriptorType = descriptor_type(b.type);
+        if (b.type == BindingType::StorageBuffer || b.type == BindingType::UniformBuffer) {
+            buffer_infos[i] = {b.buffer.buffer, b.buffer.offset, b.buffer.size};
+            writes[i].pBufferInfo = &buffer_infos[i];
         } else {
-            const VkDescriptorSet set = allocate_set(pipeline.set_layout());
-            for (uint32_t i = 0; i < n; ++i) writes[i].dstSet = set;
-            vkUpdateDescriptorSets(device_->vk(), n, writes.data(), 0, nullptr);
-            vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout(), 0, 1, &set, 0,
-                                    nullptr);
+            if (b.type == BindingType::SampledImageSampler && !b.sampler)
+                throw Error(ErrorCode::InvalidArgument, "dispatch of " + pipeline.name() + ": binding " +
+                                                            std::to_string(i) + " needs a sampler");
+            image_infos[i] = {b.type == BindingType::SampledImageSampler ? b.sampler : VK_NULL_HANDLE, b.view,
+                              b.layout};
+            writes[i].pImageInfo = &image_infos[i];
         }
+    }
+    vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.vk());
+    const auto n = uint32_t(bindings.size());
+    if (n && device_->caps().push_descriptors) {
+        device_->ext().cmd_push_descriptor_set(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout(), 0, n,
+                                               writes.data());
+    } else if (n) {
+        const VkDescriptorSet set = allocate_set(pipeline.set_layout());
+        for (uint32_t i = 0; i < n; ++i) writes[i].dstSet = set;
+        vkUpdateDescriptorSets(device_->vk(), n, writes.data(), 0, nullptr);
+        vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout(), 0, 1, &set, 0,
+                                nullptr);
     }
     if (push_bytes)
         vkCmdPushConstants(cmd_, pipeline.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
+}
+
+void CommandBuffer::dispatch(const Pipeline& pipeline, std::span<const BufferRange> buffers, const void* push,
+                             uint32_t push_bytes, std::array<uint32_t, 3> groups) {
+    if (buffers.size() != pipeline.bindings() || !pipeline.buffers_only())
+        throw Error(ErrorCode::InvalidArgument,
+                    "dispatch of " + pipeline.name() + ": " + std::to_string(buffers.size()) +
+                        " buffers bound, the pipeline has " + std::to_string(pipeline.bindings()) +
+                        (pipeline.buffers_only() ? "" : " bindings, not all storage buffers"));
+    std::array<Binding, 32> bindings;
+    if (buffers.size() > bindings.size())
+        throw Error(ErrorCode::InvalidArgument, "dispatch of " + pipeline.name() + ": more than 32 buffers");
+    for (size_t i = 0; i < buffers.size(); ++i) bindings[i] = Binding::storage_buffer(buffers[i]);
+    bind(pipeline, std::span(bindings.data(), buffers.size()), push, push_bytes);
+    vkCmdDispatch(cmd_, groups[0], groups[1], groups[2]);
+}
+
+void CommandBuffer::dispatch(const Pipeline& pipeline, std::span<const Binding> bindings, const void* push,
+                             uint32_t push_bytes, std::array<uint32_t, 3> groups) {
+    bind(pipeline, bindings, push, push_bytes);
     vkCmdDispatch(cmd_, groups[0], groups[1], groups[2]);
 }
 

@@ -1,5 +1,6 @@
 #include "vkml/gpu/pipeline.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -55,8 +56,16 @@ FileHeader header_for(const Capabilities& c) {
     return h;
 }
 
+// The binding types a description asks for (`bindings` storage buffers, or `binding_types`).
+std::vector<BindingType> binding_types_of(const ComputePipelineDesc& d) {
+    if (d.binding_types.empty()) return std::vector<BindingType>(d.bindings, BindingType::StorageBuffer);
+    return d.binding_types;
+}
+
 std::string key_of(const ComputePipelineDesc& d) {
-    std::string k = std::to_string(uint32_t(d.shader)) + "|" + std::to_string(d.bindings) + "|" +
+    std::string types;
+    for (BindingType t : binding_types_of(d)) types += char('a' + int(t));
+    std::string k = std::to_string(uint32_t(d.shader)) + "|" + types + "|" +
                     std::to_string(d.push_constant_bytes) + "|" + std::to_string(d.workgroup[0]) + "," +
                     std::to_string(d.workgroup[1]) + "," + std::to_string(d.workgroup[2]) + "|";
     for (uint32_t v : d.specialization) k += std::to_string(v) + ",";
@@ -64,6 +73,38 @@ std::string key_of(const ComputePipelineDesc& d) {
 }
 
 } // namespace
+
+const char* binding_type_name(BindingType type) {
+    switch (type) {
+    case BindingType::StorageBuffer:
+        return "storage buffer";
+    case BindingType::UniformBuffer:
+        return "uniform buffer";
+    case BindingType::StorageImage:
+        return "storage image";
+    case BindingType::SampledImage:
+        return "sampled image";
+    case BindingType::SampledImageSampler:
+        return "sampled image with sampler";
+    }
+    return "?";
+}
+
+VkDescriptorType descriptor_type(BindingType type) {
+    switch (type) {
+    case BindingType::StorageBuffer:
+        return VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    case BindingType::UniformBuffer:
+        return VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
+    case BindingType::StorageImage:
+        return VK_DESCRIPTOR_TYPE_STORAGE_IMAGE;
+    case BindingType::SampledImage:
+        return VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE;
+    case BindingType::SampledImageSampler:
+        return VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
+    }
+    return VK_DESCRIPTOR_TYPE_MAX_ENUM;
+}
 
 std::filesystem::path default_cache_dir() {
     if (const char* d = std::getenv("VKML_CACHE_DIR"); d && *d) return d;
@@ -205,12 +246,18 @@ const Pipeline& PipelineCache::get(const ComputePipelineDesc& desc) {
         throw Error(ErrorCode::InvalidArgument,
                     "pipeline " + name + ": workgroup size " + std::to_string(wg[0]) + "x" +
                         std::to_string(wg[1]) + "x" + std::to_string(wg[2]) + " exceeds the device's limits");
+    if (!desc.binding_types.empty() && desc.bindings != 0 && desc.bindings != desc.binding_types.size())
+        throw Error(ErrorCode::InvalidArgument,
+                    "pipeline " + name + ": " + std::to_string(desc.bindings) + " bindings but " +
+                        std::to_string(desc.binding_types.size()) + " binding types");
     if (desc.push_constant_bytes > caps.max_push_constants)
         throw Error(ErrorCode::InvalidArgument,
                     "pipeline " + name + ": push constants exceed the device's limit");
 
     auto p = std::make_unique<Pipeline>();
-    p->bindings_ = desc.bindings;
+    p->binding_types_ = binding_types_of(desc);
+    p->buffers_only_ = std::all_of(p->binding_types_.begin(), p->binding_types_.end(),
+                                   [](BindingType t) { return t == BindingType::StorageBuffer; });
     p->push_bytes_ = desc.push_constant_bytes;
     p->workgroup_ = wg;
     p->name_ = name;
@@ -218,9 +265,9 @@ const Pipeline& PipelineCache::get(const ComputePipelineDesc& desc) {
     VkShaderModule module = VK_NULL_HANDLE;
     try {
         std::vector<VkDescriptorSetLayoutBinding> bindings;
-        for (uint32_t b = 0; b < desc.bindings; ++b)
+        for (uint32_t b = 0; b < p->binding_types_.size(); ++b)
             bindings.push_back(
-                {b, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
+                {b, descriptor_type(p->binding_types_[b]), 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
         VkDescriptorSetLayoutCreateInfo sl{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
         sl.flags = caps.push_descriptors ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0;
         sl.bindingCount = uint32_t(bindings.size());

@@ -1,11 +1,11 @@
-// ImageToTensor and TensorToImage: one dispatch each, 8x8 pixels per workgroup, through
-// DetectImagePipeline (an image descriptor beside a storage buffer, which the core pipelines
-// cannot express yet).
+// ImageToTensor and TensorToImage: one dispatch each, 8x8 pixels per workgroup, of a core
+// pipeline whose set 0 is the image (sampled or storage) beside the tensor's storage buffer.
 #include <cmath>
 #include <string>
 
-#include "detect_image_pipeline.hpp"
 #include "util.hpp"
+#include "vkml/gpu/command.hpp"
+#include "vkml/gpu/pipeline.hpp"
 #include "vkml/ops/detect.hpp"
 
 namespace vkml::ops {
@@ -131,15 +131,14 @@ ImageToTensor::ImageToTensor(gpu::Device& device, const ImageToTensorDesc& desc)
     pixel_groups(device, op, desc.width, desc.height);
 
     const bool encode = f == VK_FORMAT_R8G8B8A8_SRGB && !desc.linearize_srgb;
-    pipeline_ = std::make_unique<detail::DetectImagePipeline>(
-        device, detail::DetectImagePipelineDesc{
-                    .shader = detail::shader_for(device, op, "image_to_tensor", desc.dtype),
-                    .image_type = VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE,
-                    .push_constant_bytes = sizeof push_,
-                    .workgroup = {8, 8, 1},
-                    .specialization = {desc.width, desc.height, desc.channels,
-                                       desc.order == ChannelOrder::BGR ? 1u : 0u, encode ? 1u : 0u},
-                    .name = "ImageToTensor"});
+    pipeline_ =
+        &device.pipeline({.shader = detail::shader_for(device, op, "image_to_tensor", desc.dtype),
+                          .binding_types = {gpu::BindingType::SampledImage, gpu::BindingType::StorageBuffer},
+                          .push_constant_bytes = sizeof push_,
+                          .workgroup = {8, 8, 1},
+                          .specialization = {desc.width, desc.height, desc.channels,
+                                             desc.order == ChannelOrder::BGR ? 1u : 0u, encode ? 1u : 0u},
+                          .name = "ImageToTensor"});
     outputs_ = {{{1, int64_t(desc.channels), int64_t(desc.height), int64_t(desc.width)}, desc.dtype}};
 }
 
@@ -148,8 +147,9 @@ ImageToTensor::~ImageToTensor() = default;
 void ImageToTensor::record(gpu::CommandBuffer& cmd, const ImageRef& image, const Tensor& output) const {
     check_image(*this, image, desc_.format, desc_.width, desc_.height);
     check_tensor(*this, device_, "output", output, outputs_[0]);
-    pipeline_->dispatch(cmd, image.view, desc_.layout, output.range(), push_.data(),
-                        pixel_groups(device_, type(), desc_.width, desc_.height));
+    const gpu::Binding bindings[] = {gpu::Binding::sampled_image(image.view, desc_.layout),
+                                     gpu::Binding::storage_buffer(output.range())};
+    cmd.dispatch(*pipeline_, bindings, push_, pixel_groups(device_, type(), desc_.width, desc_.height));
 }
 
 void ImageToTensor::record_impl(gpu::CommandBuffer&, std::span<const Tensor>, std::span<const Tensor>,
@@ -204,15 +204,14 @@ TensorToImage::TensorToImage(gpu::Device& device, const TensorToImageDesc& desc)
     push_ = pack_transform(op, desc.transform, channels);
     pixel_groups(device, op, width_, height_);
 
-    pipeline_ = std::make_unique<detail::DetectImagePipeline>(
-        device, detail::DetectImagePipelineDesc{
-                    .shader = detail::shader_for(device, op, shader, in.dtype),
-                    .image_type = VK_DESCRIPTOR_TYPE_STORAGE_IMAGE,
-                    .push_constant_bytes = sizeof push_,
-                    .workgroup = {8, 8, 1},
-                    .specialization = {width_, height_, channels, desc.order == ChannelOrder::BGR ? 1u : 0u,
-                                       f == VK_FORMAT_R16G16B16A16_SFLOAT ? 0u : 1u},
-                    .name = "TensorToImage"});
+    pipeline_ = &device.pipeline(
+        {.shader = detail::shader_for(device, op, shader, in.dtype),
+         .binding_types = {gpu::BindingType::StorageImage, gpu::BindingType::StorageBuffer},
+         .push_constant_bytes = sizeof push_,
+         .workgroup = {8, 8, 1},
+         .specialization = {width_, height_, channels, desc.order == ChannelOrder::BGR ? 1u : 0u,
+                            f == VK_FORMAT_R16G16B16A16_SFLOAT ? 0u : 1u},
+         .name = "TensorToImage"});
     inputs_ = {in};
 }
 
@@ -221,8 +220,9 @@ TensorToImage::~TensorToImage() = default;
 void TensorToImage::record(gpu::CommandBuffer& cmd, const Tensor& input, const ImageRef& image) const {
     check_tensor(*this, device_, "input", input, inputs_[0]);
     check_image(*this, image, desc_.format, width_, height_);
-    pipeline_->dispatch(cmd, image.view, VK_IMAGE_LAYOUT_GENERAL, input.range(), push_.data(),
-                        pixel_groups(device_, type(), width_, height_));
+    const gpu::Binding bindings[] = {gpu::Binding::storage_image(image.view, VK_IMAGE_LAYOUT_GENERAL),
+                                     gpu::Binding::storage_buffer(input.range())};
+    cmd.dispatch(*pipeline_, bindings, push_, pixel_groups(device_, type(), width_, height_));
 }
 
 void TensorToImage::record_impl(gpu::CommandBuffer&, std::span<const Tensor>, std::span<const Tensor>,

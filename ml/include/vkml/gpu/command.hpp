@@ -27,6 +27,22 @@
 namespace vkml::gpu {
 
 class Pipeline;
+enum class BindingType : uint8_t;
+
+// One descriptor of a typed dispatch, for a pipeline whose binding_types say what each binding is.
+struct Binding {
+    BindingType type;
+    BufferRange buffer{};                           // StorageBuffer, UniformBuffer
+    VkImageView view = VK_NULL_HANDLE;              // the image kinds
+    VkImageLayout layout = VK_IMAGE_LAYOUT_GENERAL; // the layout the image is in while the work runs
+    VkSampler sampler = VK_NULL_HANDLE;             // SampledImageSampler
+
+    static Binding storage_buffer(const BufferRange& range);
+    static Binding uniform_buffer(const BufferRange& range);
+    static Binding storage_image(VkImageView view, VkImageLayout layout = VK_IMAGE_LAYOUT_GENERAL);
+    static Binding sampled_image(VkImageView view, VkImageLayout layout);
+    static Binding sampled_image(VkImageView view, VkImageLayout layout, VkSampler sampler);
+};
 
 class CommandBuffer {
 public:
@@ -63,6 +79,15 @@ public:
                   std::array<uint32_t, 3> groups) {
         dispatch(pipeline, buffers, &push, sizeof(Push), groups);
     }
+    // The same for a pipeline of any binding types: one Binding per binding, of the type the
+    // pipeline declares for it (a mismatch is an InvalidArgument error naming the binding).
+    void dispatch(const Pipeline& pipeline, std::span<const Binding> bindings, const void* push,
+                  uint32_t push_bytes, std::array<uint32_t, 3> groups);
+    template <class Push>
+    void dispatch(const Pipeline& pipeline, std::span<const Binding> bindings, const Push& push,
+                  std::array<uint32_t, 3> groups) {
+        dispatch(pipeline, bindings, &push, sizeof(Push), groups);
+    }
     // Workgroups to cover `invocations` one-dimensional work items with `pipeline`'s workgroup
     // size, folded into y when x would exceed the device's limit.
     std::array<uint32_t, 3> groups_for(const Pipeline& pipeline, uint64_t invocations) const;
@@ -81,6 +106,7 @@ private:
     friend class Device;
     CommandBuffer() = default;
     VkDescriptorSet allocate_set(VkDescriptorSetLayout layout);
+    void bind(const Pipeline& pipeline, std::span<const Binding> bindings, const void* push, uint32_t push_bytes);
     void destroy();
     void submitted(QueueRole queue, uint64_t value) {
         submitted_queue_ = queue;

@@ -1,6 +1,6 @@
 #pragma once
 // Compute pipelines, created once and keyed by (shader, specialization constants, workgroup size,
-// bindings, push-constant size), so operators share them. Specialization constants 0.. carry shape
+// binding types, push-constant size), so operators share them. Specialization constants 0.. carry shape
 // values when known at creation (0 tells the shader to read the push constant instead); 100..102
 // carry the workgroup size. The persistent VkPipelineCache lives in PipelineCache.
 #include <array>
@@ -20,9 +20,22 @@ namespace vkml::gpu {
 
 class Device;
 
+// What one binding of set 0 holds (CommandBuffer::dispatch's gpu::Binding gives the descriptor).
+enum class BindingType : uint8_t {
+    StorageBuffer,       // a BufferRange
+    UniformBuffer,       // a BufferRange
+    StorageImage,        // an image view (imageLoad/imageStore)
+    SampledImage,        // an image view read without a sampler (texelFetch of a texture2D)
+    SampledImageSampler, // an image view with its sampler (a combined image sampler, sampler2D)
+};
+const char* binding_type_name(BindingType type);
+VkDescriptorType descriptor_type(BindingType type);
+
 struct ComputePipelineDesc {
     ShaderId shader{};
-    uint32_t bindings = 0; // storage buffers at set 0, bindings 0..n-1
+    uint32_t bindings = 0; // storage buffers at set 0, bindings 0..n-1 (when `binding_types` is empty)
+    // Otherwise binding i of set 0 holds binding_types[i] (and `bindings` is 0 or its size).
+    std::vector<BindingType> binding_types;
     uint32_t push_constant_bytes = 0;
     std::array<uint32_t, 3> workgroup{64, 1, 1};
     std::vector<uint32_t> specialization; // values of constant_id 0, 1, ...
@@ -34,7 +47,10 @@ public:
     VkPipeline vk() const { return pipeline_; }
     VkPipelineLayout layout() const { return layout_; }
     VkDescriptorSetLayout set_layout() const { return set_layout_; }
-    uint32_t bindings() const { return bindings_; }
+    uint32_t bindings() const { return uint32_t(binding_types_.size()); }
+    const std::vector<BindingType>& binding_types() const { return binding_types_; }
+    // Whether every binding is a storage buffer (dispatch with BufferRanges).
+    bool buffers_only() const { return buffers_only_; }
     uint32_t push_constant_bytes() const { return push_bytes_; }
     const std::array<uint32_t, 3>& workgroup() const { return workgroup_; }
     const std::string& name() const { return name_; }
@@ -44,7 +60,9 @@ private:
     VkPipeline pipeline_ = VK_NULL_HANDLE;
     VkPipelineLayout layout_ = VK_NULL_HANDLE;
     VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
-    uint32_t bindings_ = 0, push_bytes_ = 0;
+    std::vector<BindingType> binding_types_;
+    bool buffers_only_ = true;
+    uint32_t push_bytes_ = 0;
     std::array<uint32_t, 3> workgroup_{};
     std::string name_;
 };

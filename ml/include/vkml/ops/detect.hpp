@@ -15,10 +15,6 @@
 
 namespace vkml::ops {
 
-namespace detail {
-class DetectImagePipeline;
-}
-
 // ---------------------------------------------------------------------------------------------
 // NonMaxSuppression (ONNX opset 11+). Inputs: boxes [B, N, 4] and scores [B, C, N], both f32 or
 // both f16. ONNX's optional inputs max_output_boxes_per_class, iou_threshold and score_threshold
@@ -157,7 +153,7 @@ private:
                      const gpu::BufferRange& scratch) const override;
     ImageToTensorDesc desc_;
     std::array<float, 12> push_{}; // scale, mean, std as vec4s
-    std::unique_ptr<detail::DetectImagePipeline> pipeline_;
+    const gpu::Pipeline* pipeline_ = nullptr; // set 0: the image, the tensor
 };
 
 // TensorToImage: writes an NCHW tensor [1, C, H, W] (C = 3 or 4, f32 or f16) into mip level 0 of a
@@ -193,7 +189,7 @@ private:
     TensorToImageDesc desc_;
     uint32_t width_ = 0, height_ = 0;
     std::array<float, 12> push_{};
-    std::unique_ptr<detail::DetectImagePipeline> pipeline_;
+    const gpu::Pipeline* pipeline_ = nullptr; // set 0: the image, the tensor
 };
 
 // ---------------------------------------------------------------------------------------------
