@@ -175,24 +175,25 @@ void CommandBuffer::bind(const Pipeline& pipeline, std::span<const Binding> bind
             writes[i].pImageInfo = &image_infos[i];
         }
     }
-    vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.vk());
+    vkCmdBindPipeline(cmd_, pipeline.bind_point(), pipeline.vk());
     const auto n = uint32_t(bindings.size());
     if (n && device_->caps().push_descriptors) {
-        device_->ext().cmd_push_descriptor_set(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout(), 0, n,
+        device_->ext().cmd_push_descriptor_set(cmd_, pipeline.bind_point(), pipeline.layout(), 0, n,
                                                writes.data());
     } else if (n) {
         const VkDescriptorSet set = allocate_set(pipeline.set_layout());
         for (uint32_t i = 0; i < n; ++i) writes[i].dstSet = set;
         vkUpdateDescriptorSets(device_->vk(), n, writes.data(), 0, nullptr);
-        vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout(), 0, 1, &set, 0,
-                                nullptr);
+        vkCmdBindDescriptorSets(cmd_, pipeline.bind_point(), pipeline.layout(), 0, 1, &set, 0, nullptr);
     }
-    if (push_bytes)
-        vkCmdPushConstants(cmd_, pipeline.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
+    if (push_bytes) vkCmdPushConstants(cmd_, pipeline.layout(), pipeline.stages(), 0, push_bytes, push);
 }
 
 void CommandBuffer::dispatch(const Pipeline& pipeline, std::span<const BufferRange> buffers, const void* push,
                              uint32_t push_bytes, std::array<uint32_t, 3> groups) {
+    if (pipeline.bind_point() != VK_PIPELINE_BIND_POINT_COMPUTE)
+        throw Error(ErrorCode::InvalidArgument,
+                    "dispatch of " + pipeline.name() + ": a raster pipeline (draw it)");
     if (buffers.size() != pipeline.bindings() || !pipeline.buffers_only())
         throw Error(ErrorCode::InvalidArgument,
                     "dispatch of " + pipeline.name() + ": " + std::to_string(buffers.size()) +
@@ -208,8 +209,20 @@ void CommandBuffer::dispatch(const Pipeline& pipeline, std::span<const BufferRan
 
 void CommandBuffer::dispatch(const Pipeline& pipeline, std::span<const Binding> bindings, const void* push,
                              uint32_t push_bytes, std::array<uint32_t, 3> groups) {
+    if (pipeline.bind_point() != VK_PIPELINE_BIND_POINT_COMPUTE)
+        throw Error(ErrorCode::InvalidArgument,
+                    "dispatch of " + pipeline.name() + ": a raster pipeline (draw it)");
     bind(pipeline, bindings, push, push_bytes);
     vkCmdDispatch(cmd_, groups[0], groups[1], groups[2]);
+}
+
+void CommandBuffer::draw(const Pipeline& pipeline, std::span<const Binding> bindings, const void* push,
+                         uint32_t push_bytes, uint32_t vertices, uint32_t instances) {
+    if (pipeline.bind_point() != VK_PIPELINE_BIND_POINT_GRAPHICS)
+        throw Error(ErrorCode::InvalidArgument,
+                    "draw of " + pipeline.name() + ": a compute pipeline (dispatch it)");
+    bind(pipeline, bindings, push, push_bytes);
+    vkCmdDraw(cmd_, vertices, instances, 0, 0);
 }
 
 std::array<uint32_t, 3> CommandBuffer::groups_for(const Pipeline& pipeline, uint64_t invocations) const {

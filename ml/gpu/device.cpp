@@ -805,6 +805,9 @@ PipelineCache& Device::pipelines() {
 const Pipeline& Device::pipeline(const ComputePipelineDesc& desc) {
     return impl_->pipelines->get(desc);
 }
+const Pipeline& Device::pipeline(const GraphicsPipelineDesc& desc) {
+    return impl_->pipelines->get(desc);
+}
 VkSemaphore Device::timeline(QueueRole role) const {
     return impl_->role(role).timeline;
 }

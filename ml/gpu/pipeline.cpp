@@ -11,6 +11,7 @@
 #include "internal.hpp"
 #include "vkml/error.hpp"
 #include "vkml/gpu/device.hpp"
+#include "vkml/gpu/image.hpp"
 
 namespace vkml::gpu {
 
@@ -217,18 +218,11 @@ void PipelineCache::destroy(Pipeline& p) {
     if (p.set_layout_) vkDestroyDescriptorSetLayout(d, p.set_layout_, nullptr);
 }
 
-const Pipeline& PipelineCache::get(const ComputePipelineDesc& desc) {
-    const std::string key = key_of(desc);
-    std::lock_guard lock(mutex_);
-    if (auto it = pipelines_.find(key); it != pipelines_.end()) {
-        ++stats_.lookups_hit;
-        return *it->second;
-    }
-    if (uint32_t(desc.shader) >= shader_count)
-        throw Error(ErrorCode::InvalidArgument, "unknown shader id " + std::to_string(uint32_t(desc.shader)));
-    const ShaderInfo& info = shader_info(desc.shader);
+void PipelineCache::check_shader(ShaderId id) const {
+    if (uint32_t(id) >= shader_count)
+        throw Error(ErrorCode::InvalidArgument, "unknown shader id " + std::to_string(uint32_t(id)));
+    const ShaderInfo& info = shader_info(id);
     const Capabilities& caps = device_.caps();
-    const std::string name = desc.name.empty() ? std::string(info.id) : desc.name;
     auto unsupported = [&](const char* what) {
         return Error(ErrorCode::Unsupported, "shader " + std::string(info.id) + " needs " + what +
                                                  ", which " + caps.device_name + " does not offer");
@@ -239,6 +233,41 @@ const Pipeline& PipelineCache::get(const ComputePipelineDesc& desc) {
         throw unsupported("float16 arithmetic");
     if ((info.requires_bits & shader_requires_coopmat_nv) && !caps.coopmat_nv)
         throw unsupported("VK_NV_cooperative_matrix");
+}
+
+void PipelineCache::create_layouts(Pipeline& p, const std::vector<BindingType>& types, uint32_t push_bytes,
+                                   VkShaderStageFlags stages) {
+    const VkDevice dev = device_.vk();
+    std::vector<VkDescriptorSetLayoutBinding> bindings;
+    for (uint32_t b = 0; b < types.size(); ++b)
+        bindings.push_back({b, descriptor_type(types[b]), 1, stages, nullptr});
+    VkDescriptorSetLayoutCreateInfo sl{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    sl.flags = device_.caps().push_descriptors ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0;
+    sl.bindingCount = uint32_t(bindings.size());
+    sl.pBindings = bindings.data();
+    check_vk(vkCreateDescriptorSetLayout(dev, &sl, nullptr, &p.set_layout_), "vkCreateDescriptorSetLayout");
+
+    VkPushConstantRange range{stages, 0, push_bytes};
+    VkPipelineLayoutCreateInfo pl{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    pl.setLayoutCount = 1;
+    pl.pSetLayouts = &p.set_layout_;
+    pl.pushConstantRangeCount = push_bytes ? 1 : 0;
+    pl.pPushConstantRanges = &range;
+    check_vk(vkCreatePipelineLayout(dev, &pl, nullptr, &p.layout_), "vkCreatePipelineLayout");
+    p.stages_ = stages;
+}
+
+const Pipeline& PipelineCache::get(const ComputePipelineDesc& desc) {
+    const std::string key = key_of(desc);
+    std::lock_guard lock(mutex_);
+    if (auto it = pipelines_.find(key); it != pipelines_.end()) {
+        ++stats_.lookups_hit;
+        return *it->second;
+    }
+    check_shader(desc.shader);
+    const ShaderInfo& info = shader_info(desc.shader);
+    const Capabilities& caps = device_.caps();
+    const std::string name = desc.name.empty() ? std::string(info.id) : desc.name;
     const auto& wg = desc.workgroup;
     if (uint64_t(wg[0]) * wg[1] * wg[2] > caps.max_workgroup_invocations || wg[0] == 0 || wg[1] == 0 ||
         wg[2] == 0 || wg[0] > caps.max_workgroup_size[0] || wg[1] > caps.max_workgroup_size[1] ||
@@ -264,24 +293,7 @@ const Pipeline& PipelineCache::get(const ComputePipelineDesc& desc) {
     VkDevice dev = device_.vk();
     VkShaderModule module = VK_NULL_HANDLE;
     try {
-        std::vector<VkDescriptorSetLayoutBinding> bindings;
-        for (uint32_t b = 0; b < p->binding_types_.size(); ++b)
-            bindings.push_back(
-                {b, descriptor_type(p->binding_types_[b]), 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
-        VkDescriptorSetLayoutCreateInfo sl{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-        sl.flags = caps.push_descriptors ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0;
-        sl.bindingCount = uint32_t(bindings.size());
-        sl.pBindings = bindings.data();
-        check_vk(vkCreateDescriptorSetLayout(dev, &sl, nullptr, &p->set_layout_),
-                 "vkCreateDescriptorSetLayout");
-
-        VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, desc.push_constant_bytes};
-        VkPipelineLayoutCreateInfo pl{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-        pl.setLayoutCount = 1;
-        pl.pSetLayouts = &p->set_layout_;
-        pl.pushConstantRangeCount = desc.push_constant_bytes ? 1 : 0;
-        pl.pPushConstantRanges = &range;
-        check_vk(vkCreatePipelineLayout(dev, &pl, nullptr, &p->layout_), "vkCreatePipelineLayout");
+        create_layouts(*p, p->binding_types_, desc.push_constant_bytes, VK_SHADER_STAGE_COMPUTE_BIT);
 
         VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
         mi.codeSize = info.code.size_bytes();
@@ -315,6 +327,172 @@ const Pipeline& PipelineCache::get(const ComputePipelineDesc& desc) {
         throw;
     }
     vkDestroyShaderModule(dev, module, nullptr);
+    device_.set_debug_name(VK_OBJECT_TYPE_PIPELINE, p->pipeline_, name);
+    ++stats_.pipelines;
+    return *pipelines_.emplace(key, std::move(p)).first->second;
+}
+
+namespace {
+
+std::string key_of(const GraphicsPipelineDesc& d) {
+    std::string k =
+        "g|" + std::to_string(uint32_t(d.vertex)) + "," + std::to_string(uint32_t(d.fragment)) + "|";
+    for (BindingType t : d.binding_types) k += char('a' + int(t));
+    k += "|" + std::to_string(d.push_constant_bytes) + "|";
+    for (VkFormat f : d.color_formats) k += std::to_string(int(f)) + ",";
+    k += "|" + std::to_string(int(d.blend)) + "|" + std::to_string(int(d.depth_format)) + "|" +
+         std::to_string(int(d.topology)) + "|" + std::to_string(d.cull) + "|" +
+         std::to_string(int(d.samples)) + "|" + std::to_string(int(d.alpha_to_coverage)) + "|";
+    for (const auto& b : d.vertex_bindings)
+        k += std::to_string(b.binding) + ":" + std::to_string(b.stride) + ":" +
+             std::to_string(int(b.inputRate)) + ",";
+    k += "|";
+    for (const auto& a : d.vertex_attributes)
+        k += std::to_string(a.location) + ":" + std::to_string(a.binding) + ":" +
+             std::to_string(int(a.format)) + ":" + std::to_string(a.offset) + ",";
+    k += "|";
+    for (uint32_t v : d.specialization) k += std::to_string(v) + ",";
+    return k;
+}
+
+VkPipelineColorBlendAttachmentState blend_state(Blend blend) {
+    VkPipelineColorBlendAttachmentState s{};
+    s.colorWriteMask = VK_COLOR_COMPONENT_R_BIT | VK_COLOR_COMPONENT_G_BIT | VK_COLOR_COMPONENT_B_BIT |
+                       VK_COLOR_COMPONENT_A_BIT;
+    s.colorBlendOp = s.alphaBlendOp = VK_BLEND_OP_ADD;
+    switch (blend) {
+    case Blend::None:
+        break;
+    case Blend::Alpha:
+        s.blendEnable = VK_TRUE;
+        s.srcColorBlendFactor = VK_BLEND_FACTOR_SRC_ALPHA;
+        s.dstColorBlendFactor = VK_BLEND_FACTOR_ONE_MINUS_SRC_ALPHA;
+        s.srcAlphaBlendFactor = VK_BLEND_FACTOR_ONE;
+        s.dstAlphaBlendFactor = VK_BLEND_FACTOR_ONE_MINUS_SRC_ALPHA;
+        break;
+    case Blend::Premultiplied:
+        s.blendEnable = VK_TRUE;
+        s.srcColorBlendFactor = s.srcAlphaBlendFactor = VK_BLEND_FACTOR_ONE;
+        s.dstColorBlendFactor = s.dstAlphaBlendFactor = VK_BLEND_FACTOR_ONE_MINUS_SRC_ALPHA;
+        break;
+    case Blend::Additive:
+        s.blendEnable = VK_TRUE;
+        s.srcColorBlendFactor = s.srcAlphaBlendFactor = VK_BLEND_FACTOR_ONE;
+        s.dstColorBlendFactor = s.dstAlphaBlendFactor = VK_BLEND_FACTOR_ONE;
+        break;
+    }
+    return s;
+}
+
+} // namespace
+
+const Pipeline& PipelineCache::get(const GraphicsPipelineDesc& desc) {
+    const std::string key = key_of(desc);
+    std::lock_guard lock(mutex_);
+    if (auto it = pipelines_.find(key); it != pipelines_.end()) {
+        ++stats_.lookups_hit;
+        return *it->second;
+    }
+    check_shader(desc.vertex);
+    check_shader(desc.fragment);
+    const ShaderInfo& vs = shader_info(desc.vertex);
+    const ShaderInfo& fs = shader_info(desc.fragment);
+    const std::string name = desc.name.empty() ? std::string(fs.id) : desc.name;
+    if (desc.push_constant_bytes > device_.caps().max_push_constants)
+        throw Error(ErrorCode::InvalidArgument,
+                    "pipeline " + name + ": push constants exceed the device's limit");
+    if (desc.color_formats.empty() && desc.depth_format == VK_FORMAT_UNDEFINED)
+        throw Error(ErrorCode::InvalidArgument, "pipeline " + name + ": no colour or depth attachment");
+
+    auto p = std::make_unique<Pipeline>();
+    p->binding_types_ = desc.binding_types;
+    p->buffers_only_ = std::all_of(p->binding_types_.begin(), p->binding_types_.end(),
+                                   [](BindingType t) { return t == BindingType::StorageBuffer; });
+    p->push_bytes_ = desc.push_constant_bytes;
+    p->name_ = name;
+    p->bind_point_ = VK_PIPELINE_BIND_POINT_GRAPHICS;
+    VkDevice dev = device_.vk();
+    std::array<VkShaderModule, 2> modules{};
+    try {
+        create_layouts(*p, desc.binding_types, desc.push_constant_bytes,
+                       VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT);
+        const ShaderInfo* infos[2] = {&vs, &fs};
+        for (size_t i = 0; i < 2; ++i) {
+            VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+            mi.codeSize = infos[i]->code.size_bytes();
+            mi.pCode = infos[i]->code.data();
+            check_vk(vkCreateShaderModule(dev, &mi, nullptr, &modules[i]), "vkCreateShaderModule");
+        }
+        std::vector<VkSpecializationMapEntry> entries;
+        for (uint32_t i = 0; i < desc.specialization.size(); ++i) entries.push_back({i, i * 4, 4});
+        const VkSpecializationInfo spec{uint32_t(entries.size()), entries.data(),
+                                        desc.specialization.size() * 4, desc.specialization.data()};
+        VkPipelineShaderStageCreateInfo stages[2];
+        for (size_t i = 0; i < 2; ++i) {
+            stages[i] = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+            stages[i].stage = i == 0 ? VK_SHADER_STAGE_VERTEX_BIT : VK_SHADER_STAGE_FRAGMENT_BIT;
+            stages[i].module = modules[i];
+            stages[i].pName = "main";
+            stages[i].pSpecializationInfo = entries.empty() ? nullptr : &spec;
+        }
+        VkPipelineVertexInputStateCreateInfo vertex{
+            VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO};
+        vertex.vertexBindingDescriptionCount = uint32_t(desc.vertex_bindings.size());
+        vertex.pVertexBindingDescriptions = desc.vertex_bindings.data();
+        vertex.vertexAttributeDescriptionCount = uint32_t(desc.vertex_attributes.size());
+        vertex.pVertexAttributeDescriptions = desc.vertex_attributes.data();
+        VkPipelineInputAssemblyStateCreateInfo assembly{
+            VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO};
+        assembly.topology = desc.topology;
+        VkPipelineViewportStateCreateInfo viewport{VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO};
+        viewport.viewportCount = viewport.scissorCount = 1;
+        VkPipelineRasterizationStateCreateInfo raster{
+            VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO};
+        raster.cullMode = desc.cull;
+        raster.frontFace = VK_FRONT_FACE_COUNTER_CLOCKWISE;
+        raster.lineWidth = 1.f;
+        VkPipelineMultisampleStateCreateInfo ms{VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO};
+        ms.rasterizationSamples = desc.samples;
+        ms.alphaToCoverageEnable = desc.alpha_to_coverage;
+        VkPipelineDepthStencilStateCreateInfo ds{VK_STRUCTURE_TYPE_PIPELINE_DEPTH_STENCIL_STATE_CREATE_INFO};
+        ds.depthTestEnable = ds.depthWriteEnable = VK_TRUE;
+        ds.depthCompareOp = VK_COMPARE_OP_LESS;
+        const std::vector<VkPipelineColorBlendAttachmentState> blends(desc.color_formats.size(),
+                                                                      blend_state(desc.blend));
+        VkPipelineColorBlendStateCreateInfo cb{VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
+        cb.attachmentCount = uint32_t(blends.size());
+        cb.pAttachments = blends.data();
+        const VkDynamicState dyn[] = {VK_DYNAMIC_STATE_VIEWPORT, VK_DYNAMIC_STATE_SCISSOR};
+        VkPipelineDynamicStateCreateInfo dynamic{VK_STRUCTURE_TYPE_PIPELINE_DYNAMIC_STATE_CREATE_INFO};
+        dynamic.dynamicStateCount = 2;
+        dynamic.pDynamicStates = dyn;
+        VkPipelineRenderingCreateInfo rendering{VK_STRUCTURE_TYPE_PIPELINE_RENDERING_CREATE_INFO};
+        rendering.colorAttachmentCount = uint32_t(desc.color_formats.size());
+        rendering.pColorAttachmentFormats = desc.color_formats.data();
+        rendering.depthAttachmentFormat = desc.depth_format;
+        if (image_aspect(desc.depth_format) & VK_IMAGE_ASPECT_STENCIL_BIT)
+            rendering.stencilAttachmentFormat = desc.depth_format;
+        VkGraphicsPipelineCreateInfo ci{VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO, &rendering};
+        ci.stageCount = 2;
+        ci.pStages = stages;
+        ci.pVertexInputState = &vertex;
+        ci.pInputAssemblyState = &assembly;
+        ci.pViewportState = &viewport;
+        ci.pRasterizationState = &raster;
+        ci.pMultisampleState = &ms;
+        ci.pDepthStencilState = desc.depth_format != VK_FORMAT_UNDEFINED ? &ds : nullptr;
+        ci.pColorBlendState = &cb;
+        ci.pDynamicState = &dynamic;
+        ci.layout = p->layout_;
+        check_vk(vkCreateGraphicsPipelines(dev, cache_, 1, &ci, nullptr, &p->pipeline_),
+                 "vkCreateGraphicsPipelines");
+    } catch (...) {
+        for (VkShaderModule m : modules)
+            if (m) vkDestroyShaderModule(dev, m, nullptr);
+        destroy(*p);
+        throw;
+    }
+    for (VkShaderModule m : modules) vkDestroyShaderModule(dev, m, nullptr);
     device_.set_debug_name(VK_OBJECT_TYPE_PIPELINE, p->pipeline_, name);
     ++stats_.pipelines;
     return *pipelines_.emplace(key, std::move(p)).first->second;

@@ -88,6 +88,16 @@ public:
                   std::array<uint32_t, 3> groups) {
         dispatch(pipeline, bindings, &push, sizeof(Push), groups);
     }
+    // Inside dynamic rendering the caller began (with viewport and scissor set, as the frame
+    // graph's raster passes are): binds a raster pipeline, its descriptors and push constants, and
+    // draws `vertices` vertices (no vertex buffer bound: a vertex-less pipeline, or the caller's).
+    void draw(const Pipeline& pipeline, std::span<const Binding> bindings, const void* push,
+              uint32_t push_bytes, uint32_t vertices, uint32_t instances = 1);
+    template <class Push>
+    void draw(const Pipeline& pipeline, std::span<const Binding> bindings, const Push& push,
+              uint32_t vertices, uint32_t instances = 1) {
+        draw(pipeline, bindings, &push, sizeof(Push), vertices, instances);
+    }
     // Workgroups to cover `invocations` one-dimensional work items with `pipeline`'s workgroup
     // size, folded into y when x would exceed the device's limit.
     std::array<uint32_t, 3> groups_for(const Pipeline& pipeline, uint64_t invocations) const;
@@ -106,7 +116,8 @@ private:
     friend class Device;
     CommandBuffer() = default;
     VkDescriptorSet allocate_set(VkDescriptorSetLayout layout);
-    void bind(const Pipeline& pipeline, std::span<const Binding> bindings, const void* push, uint32_t push_bytes);
+    void bind(const Pipeline& pipeline, std::span<const Binding> bindings, const void* push,
+              uint32_t push_bytes);
     void destroy();
     void submitted(QueueRole queue, uint64_t value) {
         submitted_queue_ = queue;

@@ -22,6 +22,7 @@ class MemoryAllocator;
 class PipelineCache;
 class CommandBuffer;
 struct ComputePipelineDesc;
+struct GraphicsPipelineDesc;
 class Pipeline;
 
 enum class QueueRole : uint8_t { Graphics = 0, Compute = 1, Transfer = 2 };
@@ -133,6 +134,7 @@ public:
     MemoryAllocator& allocator();
     PipelineCache& pipelines();
     const Pipeline& pipeline(const ComputePipelineDesc& desc);
+    const Pipeline& pipeline(const GraphicsPipelineDesc& desc);
 
     // Submits command buffers to the role's queue and returns the value its timeline semaphore
     // reaches when they complete. `waits` are other queues' timeline values to wait for.

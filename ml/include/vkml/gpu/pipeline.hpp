@@ -1,5 +1,5 @@
 #pragma once
-// Compute pipelines, created once and keyed by (shader, specialization constants, workgroup size,
+// Compute and raster pipelines, created once and keyed by (shader, specialization constants, workgroup size,
 // binding types, push-constant size), so operators share them. Specialization constants 0.. carry shape
 // values when known at creation (0 tells the shader to read the push constant instead); 100..102
 // carry the workgroup size. The persistent VkPipelineCache lives in PipelineCache.
@@ -42,6 +42,36 @@ struct ComputePipelineDesc {
     std::string name;                     // debug name; defaults to the shader id
 };
 
+// How a raster pipeline's colour output combines with the attachment.
+enum class Blend : uint8_t {
+    None,          // overwrite
+    Alpha,         // rgb = src * a + dst * (1 - a); alpha = a + dst_a * (1 - a)
+    Premultiplied, // rgb = src + dst * (1 - a); alpha likewise
+    Additive,      // dst + src
+};
+
+// Raster pipelines for dynamic rendering (VK_KHR_dynamic_rendering, core in 1.3), built and cached
+// by the same PipelineCache: a vertex and a fragment shader, set 0 of `binding_types` visible to
+// both stages, push constants for both, one blend for every colour attachment, an optional depth
+// test (less, with writes), viewport and scissor dynamic (the frame graph sets them). No vertex
+// input means a vertex-less draw (positions from gl_VertexIndex, as a fullscreen triangle).
+struct GraphicsPipelineDesc {
+    ShaderId vertex{}, fragment{};
+    std::vector<BindingType> binding_types;
+    uint32_t push_constant_bytes = 0;
+    std::vector<VkFormat> color_formats;
+    Blend blend = Blend::None;
+    VkFormat depth_format = VK_FORMAT_UNDEFINED; // UNDEFINED: no depth attachment
+    VkPrimitiveTopology topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST;
+    VkCullModeFlags cull = VK_CULL_MODE_NONE;
+    VkSampleCountFlagBits samples = VK_SAMPLE_COUNT_1_BIT;
+    bool alpha_to_coverage = false;
+    std::vector<VkVertexInputBindingDescription> vertex_bindings;
+    std::vector<VkVertexInputAttributeDescription> vertex_attributes;
+    std::vector<uint32_t> specialization; // constant_id 0, 1, ... of both stages
+    std::string name;                     // debug name; defaults to the fragment shader's id
+};
+
 class Pipeline {
 public:
     VkPipeline vk() const { return pipeline_; }
@@ -54,6 +84,8 @@ public:
     uint32_t push_constant_bytes() const { return push_bytes_; }
     const std::array<uint32_t, 3>& workgroup() const { return workgroup_; }
     const std::string& name() const { return name_; }
+    VkPipelineBindPoint bind_point() const { return bind_point_; }
+    VkShaderStageFlags stages() const { return stages_; } // of the descriptors and push constants
 
 private:
     friend class PipelineCache;
@@ -65,6 +97,8 @@ private:
     uint32_t push_bytes_ = 0;
     std::array<uint32_t, 3> workgroup_{};
     std::string name_;
+    VkPipelineBindPoint bind_point_ = VK_PIPELINE_BIND_POINT_COMPUTE;
+    VkShaderStageFlags stages_ = VK_SHADER_STAGE_COMPUTE_BIT;
 };
 
 struct PipelineCacheStats {
@@ -85,6 +119,7 @@ public:
 
     // Thread-safe. Throws vkml::Error(Unsupported) if the shader variant needs a missing feature.
     const Pipeline& get(const ComputePipelineDesc& desc);
+    const Pipeline& get(const GraphicsPipelineDesc& desc);
     // Writes the VkPipelineCache to disk (atomically: a temporary file renamed into place).
     void save();
     PipelineCacheStats stats() const;
@@ -93,6 +128,10 @@ public:
 private:
     void load();
     void destroy(Pipeline& p);
+    // The set layout and pipeline layout of `types` and push constants for `stages`, into `p`.
+    void create_layouts(Pipeline& p, const std::vector<BindingType>& types, uint32_t push_bytes,
+                        VkShaderStageFlags stages);
+    void check_shader(ShaderId id) const;
     Device& device_;
     std::filesystem::path file_;
     VkPipelineCache cache_ = VK_NULL_HANDLE;
