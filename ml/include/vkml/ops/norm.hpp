@@ -68,6 +68,9 @@ protected:
     const gpu::Pipeline* single_ = nullptr;  // single-pass kernel
     const gpu::Pipeline* moments_ = nullptr; // split kernel, stage 1
     const gpu::Pipeline* apply_ = nullptr;   // split kernel, stage 2
+    // The same kernels moving four elements per load and store (groups of a multiple of 4
+    // elements, per-channel or per-element parameters), taken when X and Y start on 16 bytes.
+    const gpu::Pipeline *single_vec_ = nullptr, *moments_vec_ = nullptr, *apply_vec_ = nullptr;
     std::array<uint32_t, 3> grid_{};         // workgroups: groups x partials, folded into y when large
     uint32_t partials_ = 1;
     bool has_bias_ = true;
