@@ -119,8 +119,11 @@ int bench_model_main(Args args) {
     }
     for (const TensorInfo& t : session.outputs()) outputs.emplace_back(*device, t.shape, t.storage, "bench " + t.name);
 
+    // A second of work: a GPU that idled while this process compiled its pipelines (a cold
+    // pipeline cache) ramps its clocks back up slowly under a small network's short dispatches.
+    // With 0.2 s an H100 timed NanoDet at 3.8 ms after a cold start and 1.1 ms warm.
     const int warm_up = bench::warm_up_records(
-        *device, [&](gpu::CommandBuffer& cmd) { session.record(cmd, {inputs, outputs}); }, 0.2, 400);
+        *device, [&](gpu::CommandBuffer& cmd) { session.record(cmd, {inputs, outputs}); }, 1.0, 5000);
     gpu::Profiler profiler(*device, uint32_t(runs + 2));
     device->run_now(gpu::QueueRole::Compute, [&](gpu::CommandBuffer& cmd) {
         profiler.reset(cmd);
