@@ -1,5 +1,6 @@
 // Fusions: each saves one pass over an activation tensor in memory (and, for Conv+BatchNorm, the
 // whole BatchNorm), the main cost of small convolutional networks on a GPU.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -145,7 +146,9 @@ size_t fuse_conv_batchnorm(Graph& g) {
     return fused;
 }
 
-// Pad (constant 0, spatial axes only) -> Conv: the Conv's own zero padding does the same.
+// Pad (spatial axes only) -> Conv. A constant-0 Pad adds to the Conv's own zero padding; a
+// reflect or edge Pad becomes the padding of a Conv that had none, read in that mode
+// (`vkml_pad_mode`, ops::ConvPadMode): the style network pads every layer by reflection.
 size_t fuse_pad_into_conv(Graph& g) {
     size_t fused = 0;
     const Uses uses(g);
@@ -153,8 +156,9 @@ size_t fuse_pad_into_conv(Graph& g) {
     const int64_t opset = g.opset_version("") ? g.opset_version("") : 18;
     for (size_t i = 0; i < g.nodes().size(); ++i) {
         const Node& pad = g.nodes()[i];
-        if (pad.op_type != "Pad" || !pad.domain.empty() || pad.get_string("mode", "constant") != "constant")
-            continue;
+        if (pad.op_type != "Pad" || !pad.domain.empty()) continue;
+        const std::string mode = pad.get_string("mode", "constant");
+        if (mode != "constant" && mode != "reflect" && mode != "edge") continue;
         if (pad.outputs.empty() || pad.inputs.empty() || pad.outputs[0] == no_value ||
             pad.inputs[0] == no_value)
             continue;
@@ -174,7 +178,7 @@ size_t fuse_pad_into_conv(Graph& g) {
             const TensorData* p = constant_of(g, pad.inputs.size() > 1 ? pad.inputs[1] : no_value);
             if (!p) continue;
             pads = p->to_int64s();
-            if (pad.inputs.size() > 2 && pad.inputs[2] != no_value) {
+            if (mode == "constant" && pad.inputs.size() > 2 && pad.inputs[2] != no_value) {
                 const TensorData* c = constant_of(g, pad.inputs[2]);
                 if (!c || c->elements() != 1) continue;
                 value = is_float(c->dtype()) ? c->to_floats()[0] : static_cast<double>(c->to_int64s()[0]);
@@ -200,17 +204,22 @@ size_t fuse_pad_into_conv(Graph& g) {
         }
         if (!ok || begin[0] || end[0] || begin[1] || end[1]) continue;
         for (size_t k = 2; k < rank; ++k) ok &= begin[k] >= 0 && end[k] >= 0;
+        // Mirroring needs each pad inside its axis (else the Pad op reports the error).
+        for (size_t k = 2; ok && mode == "reflect" && k < rank; ++k)
+            ok &= (*xv.shape)[k].is_known() && begin[k] < (*xv.shape)[k].size && end[k] < (*xv.shape)[k].size;
         // Every reader must be a Conv reading it as X, without auto_pad, whose pads (checked here,
-        // before any reader changes) can take the Pad's without overflowing.
+        // before any reader changes) can take the Pad's without overflowing; a reflect or edge
+        // Pad only goes into a Conv without padding, and a zero one not into a reflect / edge one.
         const size_t spatial = rank - 2;
         std::vector<std::vector<int64_t>> new_pads;
         for (const Use& u : uses.of(y)) {
             const Node& c = g.nodes()[u.node];
             ok &= c.op_type == "Conv" && c.domain.empty() && u.slot == 0 &&
-                  c.get_string("auto_pad", "NOTSET") == "NOTSET";
+                  c.get_string("auto_pad", "NOTSET") == "NOTSET" && !c.has("vkml_pad_mode");
             if (!ok) break;
             std::vector<int64_t> cp = c.get_ints("pads", std::vector<int64_t>(2 * spatial, 0));
             ok &= cp.size() == 2 * spatial;
+            if (mode != "constant") ok &= std::all_of(cp.begin(), cp.end(), [](int64_t p) { return p == 0; });
             for (size_t k = 0; ok && k < spatial; ++k)
                 ok &= !__builtin_add_overflow(cp[k], begin[k + 2], &cp[k]) &&
                       !__builtin_add_overflow(cp[k + spatial], end[k + 2], &cp[k + spatial]);
@@ -221,6 +230,7 @@ size_t fuse_pad_into_conv(Graph& g) {
         for (const Use& u : uses.of(y)) {
             Node& c = g.nodes()[u.node];
             c.attributes.insert_or_assign("pads", new_pads[reader++]);
+            if (mode != "constant") c.attributes.insert_or_assign("vkml_pad_mode", mode);
             c.inputs[0] = pad.inputs[0];
             note_fused(c, pad);
         }

@@ -168,6 +168,10 @@ Lowered lower_conv(LowerContext& ctx) {
     d.auto_pad = n.get_string("auto_pad", "NOTSET");
     d.group = n.get_int("group", 1);
     d.activation = fused_activation(n);
+    const std::string pad_mode = n.get_string("vkml_pad_mode", "constant");
+    d.pad_mode = pad_mode == "reflect" ? ops::ConvPadMode::Reflect
+                 : pad_mode == "edge"  ? ops::ConvPadMode::Edge
+                                       : ops::ConvPadMode::Zero;
     if (n.get_int("vkml_residual", 0)) {
         d.residual = true;
         ins.push_back(3);
