@@ -305,7 +305,8 @@ OpReturn
 OpFunctionEnd
 )"));
     EXPECT_EQ(to_string(check(khr)), "");
-    const Inst* mad = Khr(khr).all(OpCooperativeMatrixMulAddKHR).at(0);
+    const Khr m(khr);
+    const Inst* mad = m.all(OpCooperativeMatrixMulAddKHR).at(0);
     ASSERT_EQ(mad->w.size(), 6u);
     // A (int8) and C and Result (int32) are signed, B (uint8) is not.
     EXPECT_EQ(mad->w[5], MatrixASigned | MatrixCSigned | MatrixResultSigned);
