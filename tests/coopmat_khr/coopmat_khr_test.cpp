@@ -360,6 +360,24 @@ TEST(CoopmatKhr, TheCheckerCatchesAWrongUse) {
     EXPECT_NE(errors.find("B has Use 0"), std::string::npos) << errors;
 }
 
+TEST(CoopmatKhr, TheCheckerCatchesIdsOutOfOrderOrPastTheBound) {
+    std::vector<uint32_t> khr = rewrite(assemble(kTile));
+    ASSERT_EQ(to_string(check(khr)), "");
+    std::vector<uint32_t> low = khr;
+    low[3] = 2; // the bound
+    EXPECT_NE(to_string(check(low)).find("not below the bound"), std::string::npos);
+    // Move the first matrix type to the end of the module: its Use constant and the arrays of
+    // it are then out of order.
+    for (size_t i = 5; i < khr.size(); i += khr[i] >> 16) {
+        if ((khr[i] & 0xffffu) != OpTypeCooperativeMatrixKHR) continue;
+        const std::vector<uint32_t> type(khr.begin() + long(i), khr.begin() + long(i + (khr[i] >> 16)));
+        khr.erase(khr.begin() + long(i), khr.begin() + long(i + type.size()));
+        khr.insert(khr.end(), type.begin(), type.end());
+        break;
+    }
+    EXPECT_NE(to_string(check(khr)).find("not declared before it"), std::string::npos);
+}
+
 TEST(CoopmatKhr, TheCheckerCatchesLeftoverNvAndMissingCapability) {
     const std::vector<uint32_t> nv = assemble(kTile);
     const std::string errors = to_string(check(nv));

@@ -747,6 +747,7 @@ public:
         if (cap_khr && !ext_khr) fail("OpCapability CooperativeMatrixKHR without OpExtension SPV_KHR_cooperative_matrix");
         if (cap_khr && !cap_vmm) fail("OpCapability CooperativeMatrixKHR without OpCapability VulkanMemoryModel");
 
+        check_ids();
         std::set<std::array<uint32_t, 5>> seen_types;
         uint32_t function_ret = 0;
         for (size_t i = 0; i < m_.insts.size(); ++i) {
@@ -892,6 +893,58 @@ private:
     std::vector<std::string> errors_;
 
     void fail(std::string msg) { errors_.push_back(std::move(msg)); }
+
+    // Result ids are unique and below the header's bound, and the declarations the rewrite makes
+    // or retypes (matrix, array, pointer and function types, constants) only refer to ids
+    // declared before them.
+    void check_ids() {
+        std::set<uint32_t> seen;
+        for (size_t i = 0; i < m_.insts.size(); ++i) {
+            const Inst& in = m_.insts[i];
+            bool has_r = false, has_t = false;
+            result_info(in.op, has_r, has_t);
+            if (!has_r) continue;
+            const uint32_t id = in.w[has_t ? 1 : 0];
+            if (id == 0 || id >= m_.header[3]) fail("result id %" + std::to_string(id) + " is not below the bound");
+            if (!seen.insert(id).second) fail("result id %" + std::to_string(id) + " is defined twice");
+            if (i >= ix_.first_function) continue;
+            std::vector<uint32_t> refs;
+            switch (in.op) {
+            case OpTypeCooperativeMatrixKHR:
+            case spv::OpTypeFunction:
+            case spv::OpTypeStruct:
+                refs.assign(in.w.begin() + 1, in.w.end());
+                break;
+            case spv::OpTypeArray:
+                refs = {in.w[1], in.w[2]};
+                break;
+            case spv::OpTypeRuntimeArray:
+            case spv::OpTypeVector:
+                refs = {in.w[1]};
+                break;
+            case spv::OpTypePointer:
+                refs = {in.w[2]};
+                break;
+            case spv::OpConstant:
+            case spv::OpConstantTrue:
+            case spv::OpConstantFalse:
+            case spv::OpConstantNull:
+            case spv::OpUndef:
+                refs = {in.w[0]};
+                break;
+            case spv::OpConstantComposite:
+            case spv::OpSpecConstantComposite:
+                refs.assign(in.w.begin(), in.w.end());
+                refs.erase(refs.begin() + 1);
+                break;
+            default:
+                break;
+            }
+            for (uint32_t r : refs)
+                if (!seen.count(r) || r == id)
+                    fail(ix_.name(id) + " refers to %" + std::to_string(r) + ", which is not declared before it");
+        }
+    }
     static std::string op_name_of(const Inst& in) {
         const std::string n = op_name(in.op);
         return n.rfind("opcode", 0) == 0 ? "Op" + std::to_string(in.op) : n;
