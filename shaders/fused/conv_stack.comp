@@ -22,7 +22,8 @@
 // layers), each stored as planes of 8-byte units (4 halves with SMEM_F16, else 2 floats) so that
 // neighbouring invocations read neighbouring units. Weights and biases come packed as vec4s of four
 // output channels (ml/ops/fused_conv_stack.cpp, pack_weights): the head's block is staged once, the
-// 3x3 layers' blocks one layer ahead into two alternating slots. One barrier per layer.
+// 3x3 layers' blocks one layer ahead into two alternating slots (loaded before a layer's work,
+// stored after it). One barrier per layer.
 //
 // An invocation computes P rows of one column of a layer (a vertical strip): per kernel column it
 // loads P + 2 pixels once and every weight vec4 once for the P rows. fp32 accumulation throughout.
@@ -308,12 +309,17 @@ void main() {
     }
     // Layer l reads window (l even: A, odd: B) and writes the other; the next layer's weights are
     // staged meanwhile into the slot the previous layer used.
+    // The next layer's first 2 * NT vec4s are loaded before this layer's work and stored after
+    // it, so the loads' latency hides behind the arithmetic.
     int cur = 0, nxt = B_OFFSET;
     for (int l = 0; l < D; ++l) {
-        if (l + 1 < D) {
-            const int from = lb0 + l * lbh;
-            const int to = ((l + 1) & 1) != 0 ? slot1 : slot0;
-            for (int i = tid; i < lbh; i += NT) s_w[to + i] = wts.data[from + i];
+        const bool stage = l + 1 < D;
+        const int from = lb0 + l * lbh;
+        const int to = ((l + 1) & 1) != 0 ? slot1 : slot0;
+        vec4 pre[2];
+        [[unroll]] for (int k = 0; k < 2; ++k) {
+            const int i = tid + k * NT;
+            pre[k] = stage && i < lbh ? wts.data[from + i] : vec4(0.0);
         }
         if (l > 0 && HEAD_1X1 != 0) head_accumulate(l - 1, cur);
         const int slot = (l & 1) != 0 ? slot1 : slot0;
@@ -321,6 +327,13 @@ void main() {
             conv_layer(0, cur, nxt, CIN, true, c4(co0), co0, slot);
         else
             conv_layer(l, cur, nxt, C, false, rest4, l == D - 1 ? co_last : C, slot);
+        if (stage) {
+            [[unroll]] for (int k = 0; k < 2; ++k) {
+                const int i = tid + k * NT;
+                if (i < lbh) s_w[to + i] = pre[k];
+            }
+            for (int i = tid + 2 * NT; i < lbh; i += NT) s_w[to + i] = wts.data[from + i];
+        }
         barrier();
         const int t = cur;
         cur = nxt;
