@@ -10,6 +10,7 @@
 #include "vkml/ops/conv.hpp"
 #include "vkml/ops/detect.hpp"
 #include "vkml/ops/elementwise.hpp"
+#include "vkml/ops/fused.hpp"
 #include "vkml/ops/layout.hpp"
 #include "vkml/ops/loss.hpp"
 #include "vkml/ops/norm.hpp"
@@ -178,6 +179,34 @@ Lowered lower_conv(LowerContext& ctx) {
     }
     if (!ctx.is_float(0)) arithmetic_dtype(ctx, 0, false);
     return single(ops::Conv::create(ctx.device, d), ins, {0});
+}
+
+// vkml.FusedConvStack (graph::fuse_conv_stacks): the input is read as it is stored (the op has
+// f32 and f16 variants), so no conversion comes before it; the output has the input's dtype.
+Lowered lower_fused_stack(LowerContext& ctx) {
+    const Node& n = ctx.node;
+    ops::ConvStackDesc d;
+    d.input = ctx.stored(0);
+    const int64_t layers = n.get_int("layers", 0);
+    const std::string head = n.get_string("head", ""), act = n.get_string("act", ""), out = n.get_string("output", "");
+    if (layers < 1 || (head != "conv1x1" && head != "last_layer") || act != "crelu" ||
+        (out != "depth_to_space_bilinear" && out != "residual"))
+        ctx.fail("malformed vkml.FusedConvStack node");
+    d.head = head == "conv1x1" ? ops::StackHead::Concat1x1 : ops::StackHead::LastLayer;
+    d.act = ops::StackAct::CRelu;
+    d.output = out == "residual" ? ops::StackOutput::Residual : ops::StackOutput::DepthToSpaceBilinear;
+    d.smem = ctx.float_dtype == gpu::DType::f16 ? gpu::DType::f16 : gpu::DType::f32;
+    auto layer = [&](size_t at) {
+        ops::ConvStackLayer l;
+        const TensorData& w = ctx.constant(at, "weight");
+        l.weight = w.to_floats();
+        l.outputs = w.dims().empty() ? 0 : w.dims()[0];
+        if (ctx.has(at + 1)) l.bias = ctx.const_floats(at + 1, "bias");
+        return l;
+    };
+    for (int64_t l = 0; l < layers; ++l) d.layers.push_back(layer(1 + 2 * size_t(l)));
+    if (d.head == ops::StackHead::Concat1x1) d.head_conv = layer(1 + 2 * size_t(layers));
+    return single(ops::FusedConvStack::create(ctx.device, d), {0}, {0});
 }
 
 Lowered lower_conv_transpose(LowerContext& ctx) {
@@ -1076,6 +1105,7 @@ ops::Activation fused_activation(const Node& node) {
 }
 
 bool lowerable(const Node& node) {
+    if (node.domain == "vkml") return node.op_type == "FusedConvStack";
     if (!node.domain.empty()) return false;
     const std::string& op = node.op_type;
     return unary_kinds().count(op) || binary_kinds().count(op) || variadic_kinds().count(op) ||
@@ -1093,6 +1123,8 @@ Lowered lower(LowerContext& ctx) {
         l = lower_variadic(ctx, v->second);
     else if (auto r = reduce_kinds().find(op); r != reduce_kinds().end())
         l = lower_reduce(ctx, r->second);
+    else if (op == "FusedConvStack" && ctx.node.domain == "vkml")
+        l = lower_fused_stack(ctx);
     else if (op == "Conv")
         l = lower_conv(ctx);
     else if (op == "ConvTranspose")

@@ -6,7 +6,8 @@
 //   check ops         every op type is lowerable or host-evaluable: else one error naming it
 //   input shapes      free dimensions and input shapes resolved: every input static
 //   infer and fold    static shapes everywhere; shape subgraphs become constants
-//   fuse              Conv+BN, Pad into Conv, residual Add, activations
+//   fuse              Conv+BN, Pad into Conv, residual Add, activations; whole Anime4K-shaped
+//                     networks into one FusedConvStack
 //   lower             one op per node (views need none), dtype conversions where the precision
 //                     policy changes between neighbours, constants converted on the host
 //   outputs           the producer of each output writes the caller's output tensor directly when
@@ -631,6 +632,8 @@ void Session::Impl::build() {
     graph::fix_input_shapes(graph, options.free_dims, options.input_shapes);
     graph::infer_and_fold(graph, device, [this](const Node& n) { return float_dtype(n); });
     if (options.fuse) graph::fuse(graph);
+    if (options.fuse && options.fuse_conv_stack && !graph::conv_stack_disabled_by_env())
+        graph::fuse_conv_stacks(graph, device, [this](const Node& n) { return float_dtype(n); });
     graph::prune(graph);
     graph.remove_unused_values();
 
