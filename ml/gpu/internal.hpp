@@ -52,7 +52,7 @@ struct PhysicalCoopmatPropertiesKhr { // VkPhysicalDeviceCooperativeMatrixProper
 using PfnCoopmatPropertiesKhr = VkResult(VKAPI_PTR*)(VkPhysicalDevice, uint32_t*, CoopmatPropertiesKhr*);
 
 // The cooperative-matrix API vkml enables, from what the device offers (`nv`, `khr`) and the
-// environment: VKML_COOPMAT (`coopmat_env`) auto or empty: NV where offered, else KHR; nv or khr:
+// environment: VKML_COOPMAT (`coopmat_env`) auto or empty: KHR where offered, else NV; nv or khr:
 // that one or none; off: none. VKML_DISABLE_COOPMAT=1 (`disable_env`) is off whatever
 // VKML_COOPMAT says. When an API asked for by name is not offered, `note` (if given) says so.
 // Throws Error(InvalidArgument) on another VKML_COOPMAT value.

