@@ -12,6 +12,7 @@
 #include "vkml/ops/elementwise.hpp"
 #include "vkml/ops/layout.hpp"
 #include "vkml/ops/loss.hpp"
+#include "vkml/ops/math.hpp"
 #include "vkml/ops/norm.hpp"
 #include "vkml/ops/reduce.hpp"
 #include "vkml/ops/rnn.hpp"
@@ -105,7 +106,12 @@ const std::set<std::string, std::less<>> other_types = {"Conv",
                                                         "SoftmaxCrossEntropyLoss",
                                                         "RNN",
                                                         "GRU",
-                                                        "LSTM"};
+                                                        "LSTM",
+                                                        "BitShift",
+                                                        "Einsum",
+                                                        "Det",
+                                                        "QuantizeLinear",
+                                                        "DequantizeLinear"};
 
 int64_t norm_axis(const LowerContext& ctx, int64_t axis, size_t rank) {
     const int64_t r = static_cast<int64_t>(rank);
@@ -143,8 +149,7 @@ int out_or_none(const Node& n, size_t k) {
 gpu::DType arithmetic_dtype(const LowerContext& ctx, size_t i, bool ints_ok) {
     if (ctx.is_float(i)) return ctx.float_dtype;
     const DType ir = ctx.input(i).ir;
-    if (ints_ok && (ir == DType::i32 || ir == DType::i64 || ir == DType::u8))
-        return LowerContext::int_compute;
+    if (ints_ok && ir != DType::boolean && ir != DType::undefined) return LowerContext::int_compute;
     ctx.fail(std::string("inputs of type ") + dtype_name(ir) + " are not supported by this operator",
              ErrorCode::Unsupported);
 }
@@ -239,6 +244,10 @@ Lowered lower_unary(LowerContext& ctx, ops::UnaryKind kind) {
     if (const Attribute* a = n.find("alpha")) d.alpha = a->as_float();
     if (const Attribute* a = n.find("beta")) d.beta = a->as_float();
     if (const Attribute* a = n.find("gamma")) d.gamma = a->as_float();
+    if (kind == ops::UnaryKind::IsInf) {
+        d.detect_negative = n.get_int("detect_negative", 1) != 0;
+        d.detect_positive = n.get_int("detect_positive", 1) != 0;
+    }
     if (kind == ops::UnaryKind::Shrink) { // ONNX names its threshold lambd and its offset bias
         if (const Attribute* a = n.find("lambd")) d.alpha = a->as_float();
         if (const Attribute* a = n.find("bias")) d.beta = a->as_float();
@@ -246,7 +255,9 @@ Lowered lower_unary(LowerContext& ctx, ops::UnaryKind kind) {
     d.approximate = n.get_string("approximate", "none");
     d.activation = fused_activation(n);
     Lowered l = single(ops::Unary::create(ctx.device, d), {0}, {0});
-    l.out_ir = {kind == ops::UnaryKind::Not ? DType::boolean : ctx.input(0).ir};
+    const bool to_bool =
+        kind == ops::UnaryKind::Not || kind == ops::UnaryKind::IsNaN || kind == ops::UnaryKind::IsInf;
+    l.out_ir = {to_bool ? DType::boolean : ctx.input(0).ir};
     return l;
 }
 
@@ -262,8 +273,21 @@ Lowered lower_binary(LowerContext& ctx, ops::BinaryKind kind) {
     if (logic) {
         a = b = gpu::DType::u8;
     } else if (kind == K::Pow) {
-        a = arithmetic_dtype(ctx, 0, false);
-        b = a; // the exponent converted to the base's dtype (ONNX allows an integer exponent)
+        // Float bases: the exponent converted to the base's dtype (ONNX allows an integer one).
+        // Integer base and exponent: the i32 kernel (exact, by squaring). An integer base with a
+        // float exponent: computed in f32 and stored so; readers of the integer result truncate it
+        // (a cast to the integer type), as ONNX Runtime's pow in double then cast does.
+        if (ctx.is_float(0))
+            a = arithmetic_dtype(ctx, 0, false);
+        else if (!ctx.is_float(1))
+            a = arithmetic_dtype(ctx, 0, true);
+        else
+            a = gpu::DType::f32;
+        b = a;
+    } else if (kind == K::BitShiftLeft || kind == K::BitShiftRight) {
+        if (ctx.is_float(0) || ctx.is_float(1) || ctx.is_bool(0))
+            ctx.fail("BitShift takes unsigned integer inputs", ErrorCode::Unsupported);
+        a = b = arithmetic_dtype(ctx, 0, true);
     } else if (kind == K::Equal && ctx.is_bool(0)) {
         a = b = gpu::DType::u8;
     } else {
@@ -339,8 +363,8 @@ Lowered lower_cast(LowerContext& ctx) {
     const Node& n = ctx.node;
     const DType to = n.op_type == "CastLike" ? ctx.input(1).ir : onnx_type(n.get_int("to", 1), ctx.graph, n);
     const LowerInput& x = ctx.input(0);
-    const bool float_to_float = (to == DType::f32 || to == DType::f16) && ctx.is_float(0);
-    gpu::DType target = to == DType::f32 || to == DType::f16 ? ctx.float_dtype : storage_of(to);
+    const bool float_to_float = graph::is_float(to) && ctx.is_float(0);
+    gpu::DType target = graph::is_float(to) ? ctx.float_dtype : storage_of(to);
     if (float_to_float && x.stored == target) {
         // Both sides stored alike: the value is unchanged, so the output is a view of the input.
         Lowered l = view(0, x.shape);
@@ -634,9 +658,6 @@ Lowered lower_resize(LowerContext& ctx) {
         if (!ctx.empty_or_absent(3)) d.sizes = ctx.const_ints(3, "sizes");
         d.axes = n.get_ints("axes");
         d.coordinate_transformation_mode = n.get_string("coordinate_transformation_mode", "half_pixel");
-        if (d.coordinate_transformation_mode == "tf_half_pixel_for_nn")
-            ctx.fail("coordinate_transformation_mode tf_half_pixel_for_nn (opsets 11-12) is not supported",
-                     ErrorCode::Unsupported);
         d.nearest_mode = n.get_string("nearest_mode", "round_prefer_floor");
         d.keep_aspect_ratio_policy = n.get_string("keep_aspect_ratio_policy", "stretch");
         d.cubic_coeff_a = n.get_float("cubic_coeff_a", -0.75f);
@@ -662,7 +683,7 @@ Lowered lower_pad(LowerContext& ctx) {
         if (!ctx.empty_or_absent(2)) {
             const TensorData& v = ctx.constant(2, "constant_value");
             if (v.elements() != 1) ctx.fail("constant_value must hold one value");
-            d.constant_value = v.dtype() == DType::f32 || v.dtype() == DType::f16
+            d.constant_value = graph::is_float(v.dtype())
                                    ? static_cast<double>(v.to_floats()[0])
                                    : static_cast<double>(v.to_int64s()[0]);
         }
@@ -799,11 +820,18 @@ Lowered lower_view(LowerContext& ctx) {
                      ErrorCode::Unsupported);
         out = op == "Squeeze" ? ops::squeeze_shape(in, axes) : ops::unsqueeze_shape(in, axes);
     } else if (op == "Dropout") {
-        if (out_or_none(n, 1) >= 0) ctx.fail("the mask output is not supported", ErrorCode::Unsupported);
+        // The mask of a Dropout that drops nothing is a constant (infer_and_fold): a mask left
+        // here is a random one.
         if (ctx.opset >= 12 && ctx.has(2)) {
             const auto t = ctx.constant(2, "training_mode").to_int64s();
-            if (!t.empty() && t[0]) ctx.fail("training_mode is not supported", ErrorCode::Unsupported);
+            if (!t.empty() && t[0]) {
+                const bool zero_ratio = !ctx.empty_or_absent(1) && ctx.const_floats(1, "ratio") == std::vector<float>{0.f};
+                if (!zero_ratio)
+                    ctx.fail("training_mode with a ratio other than 0 (random dropping) is not supported",
+                             ErrorCode::Unsupported);
+            }
         }
+        if (out_or_none(n, 1) >= 0) ctx.fail("the mask output is not supported", ErrorCode::Unsupported);
     }
     Lowered l = view(0, out);
     l.out_ir = {ctx.input(0).ir};
@@ -918,6 +946,59 @@ Lowered lower_grid_sample(LowerContext& ctx) {
     return single(ops::GridSample::create(ctx.device, d), {0, 1}, {0});
 }
 
+Lowered lower_quantize(LowerContext& ctx) {
+    const Node& n = ctx.node;
+    ops::QuantizeDesc d;
+    d.dequantize = n.op_type == "DequantizeLinear";
+    d.axis = n.get_int("axis", 1);
+    if (n.get_int("block_size", 0) != 0) ctx.fail("blocked quantization is not supported", ErrorCode::Unsupported);
+    if (!ctx.is_float(1)) ctx.fail("scale must be a float tensor");
+    d.scale = ctx.desc_as(1, gpu::DType::f32);
+    std::vector<int> ins = {0, 1};
+    const bool zero = !ctx.empty_or_absent(2);
+    if (zero) {
+        d.zero_point = ctx.desc_as(2, gpu::DType::i32);
+        ins.push_back(2);
+    }
+    // The quantized type: the zero point's (uint8 when there is none), or x's for DequantizeLinear.
+    const DType q = d.dequantize ? ctx.input(0).ir : zero ? ctx.input(2).ir : DType::u8;
+    if (q != DType::u8 && q != DType::i8 && !(d.dequantize && q == DType::i32))
+        ctx.fail(std::string("quantized type ") + dtype_name(q) + " is not supported (uint8, int8)",
+                 ErrorCode::Unsupported);
+    Lowered l;
+    if (d.dequantize) {
+        d.input = ctx.desc_as(0, q == DType::u8 ? gpu::DType::u8 : gpu::DType::i32);
+        d.float_dtype = ctx.float_dtype;
+        l = single(ops::Quantize::create(ctx.device, d), ins, {0});
+        l.out_ir = {ctx.input(1).ir};
+    } else {
+        arithmetic_dtype(ctx, 0, false);
+        d.input = ctx.desc_as(0, ctx.float_dtype);
+        d.to_int8 = q == DType::i8;
+        l = single(ops::Quantize::create(ctx.device, d), ins, {0});
+        l.out_ir = {q};
+    }
+    return l;
+}
+
+Lowered lower_math(LowerContext& ctx) {
+    const Node& n = ctx.node;
+    if (n.op_type == "Einsum") {
+        ops::EinsumDesc d;
+        d.equation = n.get_string("equation", "");
+        std::vector<int> ins;
+        for (size_t i = 0; i < ctx.count(); ++i) {
+            if (!ctx.has(i)) continue;
+            arithmetic_dtype(ctx, i, false);
+            d.inputs.push_back(ctx.desc_as(i, ctx.float_dtype));
+            ins.push_back(static_cast<int>(i));
+        }
+        return single(ops::Einsum::create(ctx.device, d), ins, {0});
+    }
+    arithmetic_dtype(ctx, 0, false);
+    return single(ops::Det::create(ctx.device, {ctx.desc_as(0, ctx.float_dtype)}), {0}, {0});
+}
+
 Lowered lower_indexing(LowerContext& ctx) {
     const Node& n = ctx.node;
     const std::string& op = n.op_type;
@@ -980,7 +1061,7 @@ const TensorData& LowerContext::constant(size_t i, const std::string& what) cons
 
 std::vector<int64_t> LowerContext::const_ints(size_t i, const std::string& what) const {
     const TensorData& t = constant(i, what);
-    if (t.dtype() == DType::f32 || t.dtype() == DType::f16)
+    if (graph::is_float(t.dtype()))
         fail(what + " must be an integer tensor, is " + dtype_name(t.dtype()));
     return t.to_int64s();
 }
@@ -995,8 +1076,7 @@ bool LowerContext::empty_or_absent(size_t i) const {
 }
 
 bool LowerContext::is_float(size_t i) const {
-    const DType d = input(i).ir;
-    return d == DType::f32 || d == DType::f16;
+    return graph::is_float(input(i).ir);
 }
 
 gpu::DType LowerContext::policy(size_t i) const {
@@ -1020,6 +1100,13 @@ gpu::DType storage_of(DType dtype) {
     case DType::u8:
     case DType::boolean:
         return gpu::DType::u8;
+    case DType::i8:
+    case DType::i16:
+    case DType::u16:
+        return gpu::DType::i32;
+    case DType::u32:
+    case DType::u64:
+        return gpu::DType::i64;
     default:
         return gpu::DType::f32;
     }
@@ -1039,6 +1126,18 @@ DType onnx_type(int64_t code, const Graph& graph, const Node& node) {
         return DType::boolean;
     case 10:
         return DType::f16;
+    case 11:
+        return DType::f64;
+    case 3:
+        return DType::i8;
+    case 5:
+        return DType::i16;
+    case 4:
+        return DType::u16;
+    case 12:
+        return DType::u32;
+    case 13:
+        return DType::u64;
     default:
         graph.fail(node, "casts to ONNX data type " + std::to_string(code) + ", which vkml does not support",
                    ErrorCode::Unsupported);
@@ -1089,7 +1188,11 @@ Lowered lower(LowerContext& ctx) {
         l = lower_variadic(ctx, v->second);
     else if (auto r = reduce_kinds().find(op); r != reduce_kinds().end())
         l = lower_reduce(ctx, r->second);
-    else if (op == "Conv")
+    else if (op == "BitShift") {
+        const std::string dir = ctx.node.get_string("direction", "");
+        if (dir != "LEFT" && dir != "RIGHT") ctx.fail("direction must be LEFT or RIGHT, is '" + dir + "'");
+        l = lower_binary(ctx, dir == "LEFT" ? ops::BinaryKind::BitShiftLeft : ops::BinaryKind::BitShiftRight);
+    } else if (op == "Conv")
         l = lower_conv(ctx);
     else if (op == "ConvTranspose")
         l = lower_conv_transpose(ctx);
@@ -1140,6 +1243,10 @@ Lowered lower(LowerContext& ctx) {
         l = lower_indexing(ctx);
     else if (op == "CumSum")
         l = lower_cumsum(ctx);
+    else if (op == "Einsum" || op == "Det")
+        l = lower_math(ctx);
+    else if (op == "QuantizeLinear" || op == "DequantizeLinear")
+        l = lower_quantize(ctx);
     else if (op == "GridSample")
         l = lower_grid_sample(ctx);
     else if (op == "RNN" || op == "GRU" || op == "LSTM")

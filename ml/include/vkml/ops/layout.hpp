@@ -72,7 +72,8 @@ struct ResizeDesc {
     std::string mode = "nearest";                              // nearest, linear, cubic
     std::string coordinate_transformation_mode = "half_pixel"; // half_pixel, half_pixel_symmetric,
                                                                // pytorch_half_pixel, align_corners,
-                                                               // asymmetric, tf_crop_and_resize
+                                                               // asymmetric, tf_crop_and_resize,
+                                                               // tf_half_pixel_for_nn ((x + 0.5) / scale)
     std::string nearest_mode = "round_prefer_floor";  // round_prefer_floor, round_prefer_ceil, floor, ceil
     std::string keep_aspect_ratio_policy = "stretch"; // stretch, not_larger, not_smaller (sizes only)
     float cubic_coeff_a = -0.75f;
