@@ -283,6 +283,7 @@ bool takes_activation(const Node& n, const Graph& g) {
         "Round", "Sin",     "Cos",         "Erf",       "Sign", "Relu",     "LeakyRelu",  "Elu",   "Selu",
         "Celu",  "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Softplus", "Softsign",   "Mish",  "Gelu"};
     if (!n.domain.empty() || n.has("vkml_activation")) return false;
+    if (n.op_type == "BatchNormalization" && n.get_int("training_mode", 0) != 0) return false;
     if (always.count(n.op_type)) return true;
     if (n.op_type == "LayerNormalization") {
         for (size_t k = 1; k < n.outputs.size(); ++k)

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "vkml/ops/conv.hpp"
+#include "vkml/ops/conv3d.hpp"
 #include "vkml/ops/detect.hpp"
 #include "vkml/ops/elementwise.hpp"
 #include "vkml/ops/layout.hpp"
@@ -16,6 +17,7 @@
 #include "vkml/ops/norm.hpp"
 #include "vkml/ops/reduce.hpp"
 #include "vkml/ops/rnn.hpp"
+#include "vkml/ops/train.hpp"
 
 namespace vkml::graph::detail {
 
@@ -111,7 +113,15 @@ const std::set<std::string, std::less<>> other_types = {"Conv",
                                                         "Einsum",
                                                         "Det",
                                                         "QuantizeLinear",
-                                                        "DequantizeLinear"};
+                                                        "DequantizeLinear",
+                                                        "DFT",
+                                                        "ReverseSequence",
+                                                        "MaxUnpool",
+                                                        "RoiAlign",
+                                                        "DynamicQuantizeLinear"};
+
+// ai.onnx.preview.training ops lowered here.
+const std::set<std::string, std::less<>> training_types = {"Adagrad", "Momentum", "Adam"};
 
 int64_t norm_axis(const LowerContext& ctx, int64_t axis, size_t rank) {
     const int64_t r = static_cast<int64_t>(rank);
@@ -156,8 +166,40 @@ gpu::DType arithmetic_dtype(const LowerContext& ctx, size_t i, bool ints_ok) {
 
 // ---- convolution family --------------------------------------------------------------------------
 
+// 3-D Conv and ConvTranspose: their own op (ops::Conv3d).
+Lowered lower_conv3d(LowerContext& ctx) {
+    const Node& n = ctx.node;
+    arithmetic_dtype(ctx, 0, false);
+    ops::Conv3dDesc d;
+    d.transpose = n.op_type == "ConvTranspose";
+    d.input = ctx.desc(0);
+    d.weight = ctx.desc_as(1, ctx.float_dtype);
+    std::vector<int> ins = {0, 1};
+    if (ctx.has(2) && !ctx.empty_or_absent(2)) {
+        d.bias = ctx.desc_as(2, ctx.float_dtype);
+        ins.push_back(2);
+    }
+    d.kernel_shape = n.get_ints("kernel_shape");
+    d.strides = n.get_ints("strides");
+    d.pads = n.get_ints("pads");
+    d.dilations = n.get_ints("dilations");
+    d.auto_pad = n.get_string("auto_pad", "NOTSET");
+    d.group = n.get_int("group", 1);
+    if (d.transpose) {
+        d.output_padding = n.get_ints("output_padding");
+        d.output_shape = n.get_ints("output_shape");
+    }
+    d.activation = fused_activation(n);
+    if (n.get_int("vkml_residual", 0)) {
+        d.residual = true;
+        ins.push_back(3);
+    }
+    return single(ops::Conv3d::create(ctx.device, d), ins, {0});
+}
+
 Lowered lower_conv(LowerContext& ctx) {
     const Node& n = ctx.node;
+    if (ctx.input(0).shape.rank() == 5) return lower_conv3d(ctx);
     ops::ConvDesc d;
     d.input = ctx.desc(0);
     d.weight = ctx.desc_as(1, ctx.float_dtype);
@@ -183,6 +225,7 @@ Lowered lower_conv(LowerContext& ctx) {
 
 Lowered lower_conv_transpose(LowerContext& ctx) {
     const Node& n = ctx.node;
+    if (ctx.input(0).shape.rank() == 5) return lower_conv3d(ctx);
     ops::ConvTransposeDesc d;
     d.input = ctx.desc(0);
     d.weight = ctx.desc_as(1, ctx.float_dtype);
@@ -389,8 +432,24 @@ Lowered lower_cast(LowerContext& ctx) {
 
 Lowered lower_batchnorm(LowerContext& ctx) {
     const Node& n = ctx.node;
-    if (n.get_int("training_mode", 0) != 0)
-        ctx.fail("training_mode 1 is not supported (inference only)", ErrorCode::Unsupported);
+    if (n.get_int("training_mode", 0) != 0) {
+        // Batch statistics and the running-statistic outputs (opset 14+).
+        arithmetic_dtype(ctx, 0, false);
+        ops::BatchNormTrainingDesc d;
+        d.input = ctx.desc(0);
+        d.scale = ctx.desc_as(1, ctx.float_dtype);
+        d.bias = ctx.desc_as(2, ctx.float_dtype);
+        d.input_mean = ctx.desc_as(3, ctx.float_dtype);
+        d.input_var = ctx.desc_as(4, ctx.float_dtype);
+        d.epsilon = n.get_float("epsilon", 1e-5f);
+        d.momentum = n.get_float("momentum", 0.9f);
+        if (fused_activation(n).kind != ops::ActivationKind::None)
+            ctx.fail("a fused activation on training-mode BatchNormalization", ErrorCode::Unsupported);
+        Lowered l = single(ops::BatchNormTraining::create(ctx.device, d), {0, 1, 2, 3, 4},
+                           {0, out_or_none(n, 1), out_or_none(n, 2)});
+        l.out_ir.assign(n.outputs.size(), ctx.input(0).ir);
+        return l;
+    }
     for (size_t k = 1; k < n.outputs.size(); ++k)
         if (n.outputs[k] != no_value)
             ctx.fail("the running mean/variance outputs (training) are not supported",
@@ -562,8 +621,17 @@ Lowered lower_pool(LowerContext& ctx) {
     arithmetic_dtype(ctx, 0, false);
     ops::PoolWindow w = pool_window(n);
     TensorDesc in = ctx.desc(0);
+    if (in.shape.rank() == 5 && n.op_type != "LpPool") {
+        if (out_or_none(n, 1) >= 0) ctx.fail("3-D MaxPool has no Indices output in vkml", ErrorCode::Unsupported);
+        if (n.get_int("storage_order", 0) != 0) ctx.fail("storage_order applies to Indices", ErrorCode::Unsupported);
+        ops::Pool3dDesc d{n.op_type == "MaxPool", in, w, n.get_int("count_include_pad", 0)};
+        Lowered l = single(ops::Pool3d::create(ctx.device, d), {0}, {0});
+        l.out_ir.assign(n.outputs.size(), ctx.input(0).ir);
+        return l;
+    }
     if (in.shape.rank() != 3 && in.shape.rank() != 4)
-        ctx.fail("pools 1-D and 2-D inputs only, this one is " + in.shape.str(), ErrorCode::Unsupported);
+        ctx.fail("pools 1-D, 2-D and (MaxPool, AveragePool) 3-D inputs only, this one is " + in.shape.str(),
+                 ErrorCode::Unsupported);
     std::optional<gpu::Shape> in_view;
     const bool one_d = in.shape.rank() == 3;
     if (one_d) {
@@ -981,8 +1049,114 @@ Lowered lower_quantize(LowerContext& ctx) {
     return l;
 }
 
+Lowered lower_optimizer(LowerContext& ctx) {
+    const Node& n = ctx.node;
+    ops::OptimizerDesc d;
+    d.kind = n.op_type == "Adagrad" ? ops::OptimizerKind::Adagrad
+             : n.op_type == "Adam"  ? ops::OptimizerKind::Adam
+                                    : ops::OptimizerKind::Momentum;
+    const size_t groups = d.kind == ops::OptimizerKind::Adam ? 4 : 3; // X, G and the states
+    if (ctx.count() < 2 + groups || (ctx.count() - 2) % groups != 0)
+        ctx.fail("takes R, T and " + std::to_string(groups) + " tensors per optimized input, has " +
+                 std::to_string(ctx.count()) + " inputs");
+    const size_t k = (ctx.count() - 2) / groups;
+    if (n.outputs.size() != k * (groups - 1)) ctx.fail("has the wrong number of outputs");
+    if (!ctx.is_float(0)) ctx.fail("R must be a float tensor");
+    d.r = ctx.desc_as(0, gpu::DType::f32);
+    d.t = ctx.desc_as(1, gpu::DType::i32);
+    std::vector<int> ins = {0, 1};
+    for (size_t i = 2; i < ctx.count(); ++i) {
+        arithmetic_dtype(ctx, i, false);
+        if (ctx.input(i).shape != ctx.input(2 + (i - 2) % k).shape) ctx.fail("X, G and the states must share shapes");
+        ins.push_back(static_cast<int>(i));
+    }
+    for (size_t i = 0; i < k; ++i) d.x.push_back(ctx.desc_as(2 + i, gpu::DType::f32));
+    d.norm_coefficient = n.get_float("norm_coefficient", 0.f);
+    d.epsilon = n.get_float("epsilon", 0.f);
+    if (d.kind == ops::OptimizerKind::Adagrad) {
+        d.decay_factor = n.get_float("decay_factor", 0.f);
+    } else if (d.kind == ops::OptimizerKind::Adam) {
+        d.alpha = n.get_float("alpha", 0.9f);
+        d.beta = n.get_float("beta", 0.999f);
+        d.norm_coefficient_post = n.get_float("norm_coefficient_post", 0.f);
+    } else {
+        if (!n.find("alpha") || !n.find("beta")) ctx.fail("Momentum needs alpha and beta");
+        d.alpha = n.get_float("alpha", 0.f);
+        d.beta = n.get_float("beta", 0.f);
+        const std::string mode = n.get_string("mode", "standard");
+        if (mode != "standard" && mode != "nesterov") ctx.fail("mode must be standard or nesterov, is '" + mode + "'");
+        d.nesterov = mode == "nesterov";
+    }
+    std::vector<int> outs;
+    for (size_t j = 0; j < n.outputs.size(); ++j) outs.push_back(static_cast<int>(j));
+    Lowered l = single(ops::Optimizer::create(ctx.device, d), ins, outs);
+    l.out_ir.assign(n.outputs.size(), ctx.input(2).ir);
+    return l;
+}
+
+Lowered lower_layout_more(LowerContext& ctx) {
+    const Node& n = ctx.node;
+    const std::string& op = n.op_type;
+    if (op == "ReverseSequence") {
+        ops::ReverseSequenceDesc d{layout_desc(ctx, 0), ctx.desc_as(1, gpu::DType::i32), n.get_int("time_axis", 0),
+                                   n.get_int("batch_axis", 1)};
+        Lowered l = single(ops::ReverseSequence::create(ctx.device, d), {0, 1}, {0});
+        l.out_ir = {ctx.input(0).ir};
+        return l;
+    }
+    arithmetic_dtype(ctx, 0, false);
+    if (op == "MaxUnpool") {
+        ops::MaxUnpoolDesc d;
+        d.input = ctx.desc(0);
+        d.indices = ctx.desc_as(1, gpu::DType::i32);
+        d.kernel_shape = n.get_ints("kernel_shape");
+        d.strides = n.get_ints("strides");
+        d.pads = n.get_ints("pads");
+        if (!ctx.empty_or_absent(2)) d.output_shape = ctx.const_ints(2, "output_shape");
+        return single(ops::MaxUnpool::create(ctx.device, d), {0, 1}, {0});
+    }
+    // RoiAlign
+    ops::RoiAlignDesc d;
+    d.input = ctx.desc(0);
+    d.rois = ctx.desc_as(1, ctx.float_dtype);
+    d.batch_indices = ctx.desc_as(2, gpu::DType::i32);
+    d.mode = n.get_string("mode", "avg");
+    d.output_height = n.get_int("output_height", 1);
+    d.output_width = n.get_int("output_width", 1);
+    d.sampling_ratio = n.get_int("sampling_ratio", 0);
+    d.spatial_scale = n.get_float("spatial_scale", 1.f);
+    d.coordinate_transformation_mode =
+        n.get_string("coordinate_transformation_mode", ctx.opset >= 16 ? "half_pixel" : "output_half_pixel");
+    return single(ops::RoiAlign::create(ctx.device, d), {0, 1, 2}, {0});
+}
+
 Lowered lower_math(LowerContext& ctx) {
     const Node& n = ctx.node;
+    if (n.op_type == "DFT") {
+        arithmetic_dtype(ctx, 0, false);
+        ops::DftDesc d;
+        d.input = ctx.desc(0);
+        if (!ctx.empty_or_absent(1)) {
+            const auto len = ctx.const_ints(1, "dft_length");
+            if (len.size() != 1) ctx.fail("dft_length must hold one value");
+            d.length = len[0];
+            if (d.length < 1) ctx.fail("dft_length must be positive, is " + std::to_string(d.length));
+        }
+        if (ctx.opset >= 20) {
+            if (!ctx.empty_or_absent(2)) {
+                const auto a = ctx.const_ints(2, "axis");
+                if (a.size() != 1) ctx.fail("axis must hold one value");
+                d.axis = a[0];
+            } else {
+                d.axis = -2;
+            }
+        } else {
+            d.axis = n.get_int("axis", 1);
+        }
+        d.inverse = n.get_int("inverse", 0) != 0;
+        d.onesided = n.get_int("onesided", 0) != 0;
+        return single(ops::Dft::create(ctx.device, d), {0}, {0});
+    }
     if (n.op_type == "Einsum") {
         ops::EinsumDesc d;
         d.equation = n.get_string("equation", "");
@@ -1171,6 +1345,7 @@ ops::Activation fused_activation(const Node& node) {
 }
 
 bool lowerable(const Node& node) {
+    if (node.domain == "ai.onnx.preview.training") return training_types.count(node.op_type) > 0;
     if (!node.domain.empty()) return false;
     const std::string& op = node.op_type;
     return unary_kinds().count(op) || binary_kinds().count(op) || variadic_kinds().count(op) ||
@@ -1243,10 +1418,21 @@ Lowered lower(LowerContext& ctx) {
         l = lower_indexing(ctx);
     else if (op == "CumSum")
         l = lower_cumsum(ctx);
-    else if (op == "Einsum" || op == "Det")
+    else if (op == "Einsum" || op == "Det" || op == "DFT")
         l = lower_math(ctx);
+    else if (op == "ReverseSequence" || op == "MaxUnpool" || op == "RoiAlign")
+        l = lower_layout_more(ctx);
+    else if (training_types.count(op) && ctx.node.domain == "ai.onnx.preview.training")
+        l = lower_optimizer(ctx);
     else if (op == "QuantizeLinear" || op == "DequantizeLinear")
         l = lower_quantize(ctx);
+    else if (op == "DynamicQuantizeLinear") {
+        arithmetic_dtype(ctx, 0, false);
+        l = single(ops::DynamicQuantize::create(ctx.device, {ctx.desc(0)}), {0},
+                   {out_or_none(ctx.node, 0), out_or_none(ctx.node, 1), out_or_none(ctx.node, 2)});
+        l.out_ir = {DType::u8, DType::f32, DType::u8};
+        l.out_ir.resize(ctx.node.outputs.size());
+    }
     else if (op == "GridSample")
         l = lower_grid_sample(ctx);
     else if (op == "RNN" || op == "GRU" || op == "LSTM")

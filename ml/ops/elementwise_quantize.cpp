@@ -2,6 +2,7 @@
 #include "util.hpp"
 #include "vkml/gpu/device.hpp"
 #include "vkml/gpu/pipeline.hpp"
+#include "vkml/gpu/command.hpp"
 #include "vkml/ops/elementwise.hpp"
 
 namespace vkml::ops {
@@ -58,6 +59,35 @@ void Quantize::record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inpu
     const gpu::BufferRange buffers[] = {inputs[0].range(), inputs[1].range(),
                                         inputs[inputs.size() > 2 ? 2 : 1].range(), outputs[0].range()};
     detail::dispatch_1d(cmd, *pipeline_, buffers, push_, uint64_t(push_[0]));
+}
+
+std::unique_ptr<DynamicQuantize> DynamicQuantize::create(gpu::Device& device, const DynamicQuantizeDesc& desc) {
+    const char* name = "DynamicQuantizeLinear";
+    detail::require_float(name, "input", desc.input);
+    if (desc.input.shape.elements() > int64_t(INT32_MAX)) fail(name, "input", "has more elements than 32-bit indices reach");
+    auto op = std::unique_ptr<DynamicQuantize>(new DynamicQuantize(device));
+    op->count_ = uint32_t(desc.input.shape.elements());
+    auto pipe = [&](uint32_t pass) {
+        return &device.pipeline({.shader = detail::shader_for(device, name, "elementwise_dynamic_quantize", desc.input.dtype),
+                                 .bindings = 4,
+                                 .push_constant_bytes = sizeof(uint32_t),
+                                 .workgroup = {256, 1, 1},
+                                 .specialization = {pass}});
+    };
+    op->range_ = pipe(0);
+    op->quantize_ = pipe(1);
+    op->inputs_ = {desc.input};
+    op->outputs_ = {{desc.input.shape, DType::u8}, {Shape{}, DType::f32}, {Shape{}, DType::u8}};
+    return op;
+}
+
+void DynamicQuantize::record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs,
+                                  std::span<const Tensor> outputs, const gpu::BufferRange&) const {
+    const gpu::BufferRange buffers[] = {inputs[0].range(), outputs[0].range(), outputs[1].range(), outputs[2].range()};
+    cmd.dispatch(*range_, buffers, count_, {1, 1, 1});
+    if (count_ == 0) return;
+    gpu::barrier::compute_to_compute(cmd);
+    detail::dispatch_1d(cmd, *quantize_, buffers, count_, uint64_t(count_));
 }
 
 } // namespace vkml::ops

@@ -80,6 +80,8 @@ void add_elementwise_ops(std::vector<OpInfo>& out) {
         out.push_back({q, f, "f32, f16 <-> uint8 (u8), int8 (held in i32)",
                        "per tensor or per axis (axis); zero point optional; round half to even, saturating; "
                        "fp32 math"});
+    out.push_back({"DynamicQuantizeLinear", f, "f32, f16 -> uint8",
+                   "range [min(0, min x), max(0, max x)] from one workgroup, then per element; fp32 math"});
     out.push_back({"BitShift", f, "i32 (u8, u16, u32, u64 computed in 32 bits)",
                    bcast + "; direction LEFT or RIGHT, logical; shifts of 32 or more give 0"});
     out.push_back({"Mod", f, "f32, f16, i32",

@@ -10,6 +10,9 @@ void add_math_ops(std::vector<OpInfo>& out) {
                    "fp32 sums (simple, not a tuned GEMM)"});
     out.push_back({"Det", family, "f32, f16",
                    "[..., M, M] -> [...]; LU with partial pivoting in fp32, one invocation per matrix"});
+    out.push_back({"DFT", family, "f32, f16",
+                   "opset 17 (axis attribute; dft_length a constant input); real or complex input, inverse, onesided; "
+                   "a direct O(n^2) sum per output in fp32 (simple, not an FFT)"});
 }
 
 } // namespace vkml::ops::detail

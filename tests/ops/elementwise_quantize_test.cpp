@@ -1,6 +1,7 @@
 // QuantizeLinear and DequantizeLinear against double-precision references written here: per tensor
 // and per axis, uint8 and int8, with and without a zero point, f32 and f16 on the float side, at odd
 // sizes on random data.
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -61,6 +62,33 @@ TEST_F(ElementwiseQuantize, RoundTripsMatchReference) {
                     if (has_zero) din.push_back(zero);
                     expect_close(run_op(dev(), *deq, din)[0], back, tolerance(ft, 1e-6, 1e-3), "DequantizeLinear " + what);
                 }
+}
+
+// DynamicQuantizeLinear: the range from the data (always holding 0), as ONNX defines it.
+TEST_F(ElementwiseQuantize, DynamicMatchesReference) {
+    std::vector<DType> floats = {DType::f32};
+    if (dev().caps().storage16) floats.push_back(DType::f16);
+    for (DType ft : floats)
+        for (const auto& [lo, hi] : {std::pair{-3.0, 5.0}, std::pair{0.5, 7.0}, std::pair{-6.0, -0.25}}) {
+            const HostTensor x = random_tensor({3, 11, 5}, ft, 9, lo, hi, 0.01);
+            auto op = ops::DynamicQuantize::create(dev(), {x.desc});
+            const auto got = run_op(dev(), *op, {x});
+            double mn = 0, mx = 0;
+            for (double v : x.data) {
+                mn = std::min(mn, v);
+                mx = std::max(mx, v);
+            }
+            const double scale = static_cast<float>((mx - mn) / 255.0);
+            const double zero = round_even(std::clamp(-mn / scale, 0.0, 255.0));
+            const std::string what = std::string(gpu::dtype_name(ft)) + " [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+            EXPECT_NEAR(got[1][0], scale, 1e-6 * scale) << what;
+            EXPECT_EQ(got[2][0], zero) << what;
+            HostTensor want(x.shape(), DType::u8);
+            for (size_t i = 0; i < x.size(); ++i)
+                want[i] = std::clamp(round_even(static_cast<float>(x[i] / static_cast<float>(scale))) + zero, 0.0, 255.0);
+            expect_equal(got[0], want, "DynamicQuantizeLinear " + what);
+        }
+    EXPECT_THROW(ops::DynamicQuantize::create(dev(), {{{4}, DType::i32}}), Error);
 }
 
 TEST_F(ElementwiseQuantize, BadDescriptorsAreErrors) {

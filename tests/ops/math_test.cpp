@@ -172,5 +172,55 @@ TEST_F(MathDet, MatchesReference) {
     EXPECT_THROW(ops::Det::create(dev(), {{{4}, DType::f32}}), Error);
 }
 
+using MathDft = GpuTest;
+
+// The direct sum in double, per ONNX: zero-padded or truncated to L, onesided keeps L / 2 + 1.
+TEST_F(MathDft, MatchesReference) {
+    const double pi = 3.14159265358979323846;
+    struct Case {
+        Shape shape;
+        int64_t axis, length;
+        bool inverse, onesided;
+    };
+    const std::vector<Case> cases = {{{3, 13, 1}, 1, 0, false, false}, {{2, 11, 2}, 1, 0, true, false},
+                                     {{5, 3, 9, 2}, 2, 0, false, true}, {{2, 7, 3, 1}, 1, 10, false, false},
+                                     {{2, 9, 2}, -2, 5, true, true}};
+    for (DType dt : float_dtypes_here(dev()))
+        for (const Case& c : cases) {
+            const HostTensor x = random_tensor(c.shape, dt, 21);
+            auto op = ops::Dft::create(dev(), {x.desc, c.axis, c.length, c.inverse, c.onesided});
+            const size_t r = c.shape.rank(), ax = size_t(c.axis < 0 ? c.axis + int64_t(r) : c.axis);
+            const int64_t n = c.shape[ax], L = c.length ? c.length : n, nout = c.onesided ? L / 2 + 1 : L;
+            const int64_t ch = c.shape[r - 1];
+            int64_t outer = 1, inner = 1;
+            for (size_t a = 0; a < ax; ++a) outer *= c.shape[a];
+            for (size_t a = ax + 1; a + 1 < r; ++a) inner *= c.shape[a];
+            std::vector<int64_t> od(c.shape.dims().begin(), c.shape.dims().end());
+            od[ax] = nout;
+            od.back() = 2;
+            HostTensor want(Shape(std::span<const int64_t>(od)), dt);
+            for (int64_t o = 0; o < outer; ++o)
+                for (int64_t k = 0; k < nout; ++k)
+                    for (int64_t i = 0; i < inner; ++i) {
+                        double re = 0, im = 0;
+                        for (int64_t j = 0; j < std::min(n, L); ++j) {
+                            const size_t at = size_t(((o * n + j) * inner + i) * ch);
+                            const double xr = x[at], xi = ch == 2 ? x[at + 1] : 0.0;
+                            const double a = (c.inverse ? 2 : -2) * pi * double(j * k % L) / double(L);
+                            re += xr * std::cos(a) - xi * std::sin(a);
+                            im += xr * std::sin(a) + xi * std::cos(a);
+                        }
+                        const size_t at = size_t(((o * nout + k) * inner + i) * 2);
+                        want[at] = c.inverse ? re / double(L) : re;
+                        want[at + 1] = c.inverse ? im / double(L) : im;
+                    }
+            expect_close(run_op(dev(), *op, {x})[0], want, tolerance(dt, 1e-5, 3e-3),
+                         "DFT " + c.shape.str() + " " + gpu::dtype_name(dt));
+        }
+    EXPECT_THROW(ops::Dft::create(dev(), {{{3, 4, 3}, DType::f32}}), Error) << "last dimension 3";
+    EXPECT_THROW(ops::Dft::create(dev(), {{{3, 4, 2}, DType::f32}, 2}), Error) << "axis is the last";
+    EXPECT_THROW(ops::Dft::create(dev(), {{{3, 4, 2}, DType::f32}, 1, -3}), Error) << "negative length";
+}
+
 } // namespace
 } // namespace vkml::test

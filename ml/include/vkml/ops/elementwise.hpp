@@ -304,6 +304,28 @@ private:
 };
 
 // ---------------------------------------------------------------------------------------------
+// DynamicQuantizeLinear: uint8 quantization with the scale and zero point computed from the data:
+// the range [min(0, min x), max(0, max x)] mapped onto [0, 255]. Outputs y (u8, x's shape),
+// y_scale (f32 scalar) and y_zero_point (u8 scalar). Two dispatches: one workgroup finds the range
+// (fp32), then every element is quantized. An all-zero input gives scale 0 and y = 0.
+struct DynamicQuantizeDesc {
+    TensorDesc input; // f32 or f16
+};
+
+class DynamicQuantize final : public Op {
+public:
+    static std::unique_ptr<DynamicQuantize> create(gpu::Device& device, const DynamicQuantizeDesc& desc);
+    const char* type() const override { return "DynamicQuantizeLinear"; }
+
+private:
+    explicit DynamicQuantize(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    const gpu::Pipeline *range_ = nullptr, *quantize_ = nullptr;
+    uint32_t count_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
 // Where: out = condition ? x : y with three-way numpy broadcasting.
 
 struct WhereDesc {

@@ -60,4 +60,29 @@ private:
     std::array<uint32_t, 2> push_{}; // matrices, M
 };
 
+// ---------------------------------------------------------------------------------------------
+// DFT (opset 17): the discrete Fourier transform of length `length` along `axis` of a real
+// ([..., 1]) or complex ([..., 2]) signal, into [..., length or length / 2 + 1 (onesided), 2];
+// the signal is zero-padded or truncated to `length`; inverse divides by it. A direct O(n^2) sum
+// per output in fp32 (angles reduced exactly: j k mod n), one invocation per output value.
+struct DftDesc {
+    TensorDesc input;    // f32 or f16, rank >= 2, last dimension 1 or 2
+    int64_t axis = 1;    // a signal axis (not the last)
+    int64_t length = 0;  // 0: the axis' size
+    bool inverse = false, onesided = false;
+};
+
+class Dft final : public Op {
+public:
+    static std::unique_ptr<Dft> create(gpu::Device& device, const DftDesc& desc);
+    const char* type() const override { return "DFT"; }
+
+private:
+    explicit Dft(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    const gpu::Pipeline* pipeline_ = nullptr;
+    std::array<uint32_t, 8> push_{}; // count, n (input), L, n_out, inner, complex, inverse, (pad)
+};
+
 } // namespace vkml::ops
