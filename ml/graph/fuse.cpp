@@ -49,7 +49,7 @@ std::vector<int64_t> producers(const Graph& g) {
     return p;
 }
 
-bool is_float(DType d) {
+bool fusable_float(DType d) {
     return d == DType::f32 || d == DType::f16;
 }
 
@@ -113,7 +113,7 @@ size_t fuse_conv_batchnorm(Graph& g) {
         const TensorData *scale = constant_of(g, bn.inputs[1]), *beta = constant_of(g, bn.inputs[2]),
                          *mean = constant_of(g, bn.inputs[3]), *var = constant_of(g, bn.inputs[4]);
         if (!w || (has_b && !b) || !scale || !beta || !mean || !var) continue;
-        if (!is_float(w->dtype()) || w->dims().empty()) continue;
+        if (!fusable_float(w->dtype()) || w->dims().empty()) continue;
         const int64_t m = w->dims()[0];
         if (m <= 0 || scale->elements() != m || beta->elements() != m || mean->elements() != m ||
             var->elements() != m || (b && b->elements() != m))
@@ -181,7 +181,7 @@ size_t fuse_pad_into_conv(Graph& g) {
             if (mode == "constant" && pad.inputs.size() > 2 && pad.inputs[2] != no_value) {
                 const TensorData* c = constant_of(g, pad.inputs[2]);
                 if (!c || c->elements() != 1) continue;
-                value = is_float(c->dtype()) ? c->to_floats()[0] : static_cast<double>(c->to_int64s()[0]);
+                value = fusable_float(c->dtype()) ? c->to_floats()[0] : static_cast<double>(c->to_int64s()[0]);
             }
             if (pad.inputs.size() > 3 && pad.inputs[3] != no_value) {
                 const TensorData* a = constant_of(g, pad.inputs[3]);
@@ -266,7 +266,7 @@ size_t fuse_residual(Graph& g) {
             if (conv.op_type != "Conv") continue;
             const Value &xv = g.value(x), &ov = g.value(other);
             if (!xv.shape || !ov.shape || !out.shape || !xv.shape->is_static() || *xv.shape != *ov.shape ||
-                *out.shape != *xv.shape || !is_float(ov.dtype) || ov.dtype != xv.dtype)
+                *out.shape != *xv.shape || !fusable_float(ov.dtype) || ov.dtype != xv.dtype)
                 continue;
             conv.inputs.resize(3, no_value);
             conv.inputs.push_back(other);
@@ -293,19 +293,20 @@ bool takes_activation(const Node& n, const Graph& g) {
         "Round", "Sin",     "Cos",         "Erf",       "Sign", "Relu",     "LeakyRelu",  "Elu",   "Selu",
         "Celu",  "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Softplus", "Softsign",   "Mish",  "Gelu"};
     if (!n.domain.empty() || n.has("vkml_activation")) return false;
+    if (n.op_type == "BatchNormalization" && n.get_int("training_mode", 0) != 0) return false;
     if (always.count(n.op_type)) return true;
     if (n.op_type == "LayerNormalization") {
         for (size_t k = 1; k < n.outputs.size(); ++k)
             if (n.outputs[k] != no_value) return false;
         return true;
     }
-    return float_only.count(n.op_type) && is_float(g.value(n.outputs.at(0)).dtype);
+    return float_only.count(n.op_type) && fusable_float(g.value(n.outputs.at(0)).dtype);
 }
 
 // The activation `n` computes as an ops::Activation (kind, alpha, beta), or false.
 bool activation_of(const Graph& g, const Node& n, std::string& kind, float& alpha, float& beta) {
     if (!n.domain.empty() || n.inputs.empty() || n.inputs[0] == no_value || n.outputs.empty() ||
-        !is_float(g.value(n.inputs[0]).dtype))
+        !fusable_float(g.value(n.inputs[0]).dtype))
         return false;
     const std::string& op = n.op_type;
     alpha = beta = 0.f;
@@ -344,7 +345,7 @@ bool activation_of(const Graph& g, const Node& n, std::string& kind, float& alph
             for (size_t k = 1; k < 3; ++k) {
                 if (k >= n.inputs.size() || n.inputs[k] == no_value) continue;
                 const TensorData* c = constant_of(g, n.inputs[k]);
-                if (!c || c->elements() != 1 || !is_float(c->dtype())) return false;
+                if (!c || c->elements() != 1 || !fusable_float(c->dtype())) return false;
                 (k == 1 ? alpha : beta) = c->to_floats()[0];
             }
         }
@@ -456,7 +457,7 @@ size_t merge_sibling_convs(Graph& g) {
         const Node& cat = g.nodes()[i];
         if (cat.op_type != "Concat" || !cat.domain.empty() || cat.inputs.size() < 2) continue;
         const Value& out = g.value(cat.outputs.at(0));
-        if (!out.shape || out.shape->rank() < 3 || !is_float(out.dtype)) continue;
+        if (!out.shape || out.shape->rank() < 3 || !fusable_float(out.dtype)) continue;
         const int64_t rank = static_cast<int64_t>(out.shape->rank());
         int64_t axis = cat.get_int("axis", 0);
         if (axis < 0) axis += rank;
@@ -482,7 +483,7 @@ size_t merge_sibling_convs(Graph& g) {
             const TensorData* w = constant_of(g, c.inputs[1]);
             const bool has_b = c.inputs.size() > 2 && c.inputs[2] != no_value;
             const TensorData* b = has_b ? constant_of(g, c.inputs[2]) : nullptr;
-            ok &= c.inputs[0] == first.inputs[0] && same_attributes(c, first) && w && is_float(w->dtype()) &&
+            ok &= c.inputs[0] == first.inputs[0] && same_attributes(c, first) && w && fusable_float(w->dtype()) &&
                   w->dims().size() >= 3 && (!has_b || b);
             if (!ok) break;
             const TensorData* w0 = constant_of(g, first.inputs[1]);
