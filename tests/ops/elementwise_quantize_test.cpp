@@ -83,10 +83,17 @@ TEST_F(ElementwiseQuantize, DynamicMatchesReference) {
             const std::string what = std::string(gpu::dtype_name(ft)) + " [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
             EXPECT_NEAR(got[1][0], scale, 1e-6 * scale) << what;
             EXPECT_EQ(got[2][0], zero) << what;
-            HostTensor want(x.shape(), DType::u8);
-            for (size_t i = 0; i < x.size(); ++i)
-                want[i] = std::clamp(round_even(static_cast<float>(x[i] / static_cast<float>(scale))) + zero, 0.0, 255.0);
-            expect_equal(got[0], want, "DynamicQuantizeLinear " + what);
+            // Vulkan lets x / scale be 2.5 ulp off (a reciprocal and a multiply): where the quotient
+            // is that close to a tie (127.5 on an H100) either neighbour is right.
+            for (size_t i = 0; i < x.size(); ++i) {
+                const double exact = x[i] / scale;
+                const double want = std::clamp(round_even(static_cast<float>(exact)) + zero, 0.0, 255.0);
+                const bool tie = std::abs(exact - std::floor(exact) - 0.5) < 1e-5;
+                if (tie)
+                    EXPECT_LE(std::abs(got[0][i] - want), 1.0) << what << ": element " << i;
+                else
+                    EXPECT_EQ(got[0][i], want) << what << ": element " << i;
+            }
         }
     EXPECT_THROW(ops::DynamicQuantize::create(dev(), {{{4}, DType::i32}}), Error);
 }
