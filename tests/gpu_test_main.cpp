@@ -32,7 +32,13 @@ gpu::DeviceDesc device_desc(std::vector<std::string>* vkml_messages) {
 }
 
 gpu::Device& device() {
-    if (!shared) shared = gpu::Device::create(device_desc());
+    if (!shared) {
+        shared = gpu::Device::create(device_desc());
+        // Which tensor-core path the suite exercises (VKML_COOPMAT), for GPU logs.
+        const gpu::Capabilities& c = shared->caps();
+        std::fprintf(stderr, "vkml test device: %s, cooperative matrices %s\n", c.device_name.c_str(),
+                     gpu::coopmat_api_name(c.coopmat_api));
+    }
     return *shared;
 }
 

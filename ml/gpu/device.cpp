@@ -578,14 +578,27 @@ std::unique_ptr<Device> Device::create(const DeviceDesc& desc) {
     if (caps.push_descriptors) exts.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
     const bool budget = support.has_extension(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
     if (budget) exts.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
-    const bool coop = support.coopmat_nv && env_string("VKML_DISABLE_COOPMAT") != "1";
-    if (coop) exts.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
-
+    // Cooperative matrices: NV's or KHR's (VKML_COOPMAT); the tensor-core shaders also declare the
+    // Vulkan memory model.
+    std::string coop_note;
+    const CoopMatApi coop_api = detail::choose_coopmat_from_env(
+        support.coopmat_nv && support.vulkan_memory_model, support.coopmat_khr && support.vulkan_memory_model,
+        &coop_note);
+    const bool coop = coop_api != CoopMatApi::none;
     VkPhysicalDeviceCooperativeMatrixFeaturesNV fcoop{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
     fcoop.cooperativeMatrix = VK_TRUE;
-    VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
-                                         coop ? &fcoop : nullptr};
+    detail::CoopmatFeaturesKhr fcoop_khr;
+    fcoop_khr.cooperativeMatrix = VK_TRUE;
+    void* coop_features = nullptr;
+    if (coop_api == CoopMatApi::nv) {
+        exts.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+        coop_features = &fcoop;
+    } else if (coop_api == CoopMatApi::khr) {
+        exts.push_back(detail::khr_coopmat_extension);
+        coop_features = &fcoop_khr;
+    }
+    VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES, coop_features};
     f13.synchronization2 = VK_TRUE;
     f13.subgroupSizeControl = support.subgroup_size_control;
     f13.dynamicRendering = support.dynamic_rendering;
@@ -594,6 +607,7 @@ std::unique_ptr<Device> Device::create(const DeviceDesc& desc) {
     f12.shaderFloat16 = support.float16;
     f12.shaderInt8 = support.int8;
     f12.storageBuffer8BitAccess = support.storage8;
+    f12.vulkanMemoryModel = coop;
     VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &f12};
     f11.storageBuffer16BitAccess = support.storage16;
     VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f11};
@@ -619,6 +633,8 @@ std::unique_ptr<Device> Device::create(const DeviceDesc& desc) {
     caps.subgroup_size_control = support.subgroup_size_control;
     caps.dynamic_rendering = support.dynamic_rendering;
     caps.coopmat_nv = coop;
+    caps.coopmat_api = coop_api;
+    if (coop) caps.coopmat_shapes = detail::query_coopmat_shapes(d.instance, d.phys, coop_api);
 
     auto get_queue = [&](uint32_t fam) {
         VkQueue q;
@@ -632,13 +648,14 @@ std::unique_ptr<Device> Device::create(const DeviceDesc& desc) {
     d.add_queue(QueueRole::Transfer, get_queue(xfer_fam), xfer_fam);
     d.load_functions(d.debug_utils_enabled);
     d.finish_setup(*device);
+    if (!coop_note.empty()) d.message_raw(Severity::Warning, coop_note);
     return device;
 }
 
 namespace {
 // Walks the host's VkPhysicalDeviceFeatures2 chain for the features vkml can use.
 void read_host_features(const VkPhysicalDeviceFeatures2* chain, Capabilities& caps, bool& timeline,
-                        bool& sync2) {
+                        bool& sync2, bool& coop_khr, bool& memory_model) {
     timeline = sync2 = true; // Vulkan 1.3 makes them core; vkml assumes a 1.3 device with them on
     if (!chain) return;
     timeline = sync2 = false;
@@ -660,8 +677,13 @@ void read_host_features(const VkPhysicalDeviceFeatures2* chain, Capabilities& ca
             caps.int8 |= f->shaderInt8 && f->storageBuffer8BitAccess;
             caps.storage8 |= bool(f->storageBuffer8BitAccess);
             timeline |= bool(f->timelineSemaphore);
+            memory_model |= bool(f->vulkanMemoryModel);
             break;
         }
+        case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES:
+            memory_model |= bool(
+                reinterpret_cast<const VkPhysicalDeviceVulkanMemoryModelFeatures*>(s)->vulkanMemoryModel);
+            break;
         case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES:
             caps.float16 |=
                 bool(reinterpret_cast<const VkPhysicalDeviceShaderFloat16Int8Features*>(s)->shaderFloat16);
@@ -686,6 +708,8 @@ void read_host_features(const VkPhysicalDeviceFeatures2* chain, Capabilities& ca
                 reinterpret_cast<const VkPhysicalDeviceCooperativeMatrixFeaturesNV*>(s)->cooperativeMatrix);
             break;
         default:
+            if (s->sType == detail::stype_coopmat_features_khr)
+                coop_khr |= bool(reinterpret_cast<const detail::CoopmatFeaturesKhr*>(s)->cooperativeMatrix);
             break;
         }
     }
@@ -722,12 +746,24 @@ std::unique_ptr<Device> Device::from_host(const HostHandles& host, const DeviceD
     if (d.caps.api_version < VK_API_VERSION_1_3)
         throw Error(ErrorCode::Unsupported, "Device::from_host: the host's physical device '" +
                                                 d.caps.device_name + "' does not support Vulkan 1.3");
-    bool timeline = false, sync2 = false;
-    read_host_features(host.enabled_features, d.caps, timeline, sync2);
+    bool timeline = false, sync2 = false, coop_khr = false, memory_model = false;
+    d.caps.coopmat_nv = false; // from here: enabled by the host, not offered by the device
+    read_host_features(host.enabled_features, d.caps, timeline, sync2, coop_khr, memory_model);
     if (!timeline || !sync2)
         throw Error(ErrorCode::Unsupported,
                     "Device::from_host: the host device must enable timelineSemaphore and synchronization2");
-    d.caps.coopmat_nv = d.caps.coopmat_nv && has_ext(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    // The cooperative-matrix API among those the host enabled, chosen as for vkml's own devices.
+    // The tensor-core shaders declare the Vulkan memory model: KHR needs the host to have enabled
+    // vulkanMemoryModel; NV is taken without it, as before KHR support (NVIDIA's driver runs them).
+    std::string coop_note;
+    d.caps.coopmat_api = detail::choose_coopmat_from_env(
+        d.caps.coopmat_nv && has_ext(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME),
+        coop_khr && memory_model && d.caps.coopmat_khr_offered && has_ext(detail::khr_coopmat_extension),
+        &coop_note);
+    d.caps.coopmat_nv = d.caps.coopmat_api != CoopMatApi::none;
+    if (d.caps.coopmat_nv)
+        d.caps.coopmat_shapes =
+            detail::query_coopmat_shapes(host.instance, host.physical_device, d.caps.coopmat_api);
     d.caps.push_descriptors = push_descriptors_wanted(desc) && has_ext(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
 
     d.add_queue(QueueRole::Graphics, host.graphics.queue, host.graphics.family);
@@ -737,6 +773,7 @@ std::unique_ptr<Device> Device::from_host(const HostHandles& host, const DeviceD
     d.add_queue(QueueRole::Transfer, t.queue, t.family);
     d.load_functions(host.debug_utils);
     d.finish_setup(*device);
+    if (!coop_note.empty()) d.message_raw(Severity::Warning, coop_note);
     return device;
 }
 
@@ -759,7 +796,11 @@ std::vector<Capabilities> Device::enumerate(const DeviceDesc& desc) {
         c.push_descriptors = s.has_extension(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
         c.subgroup_size_control = s.subgroup_size_control;
         c.dynamic_rendering = s.dynamic_rendering;
-        c.coopmat_nv = s.coopmat_nv;
+        // What a device made with this environment would enable.
+        c.coopmat_api = detail::choose_coopmat_from_env(s.coopmat_nv && s.vulkan_memory_model,
+                                                        s.coopmat_khr && s.vulkan_memory_model);
+        c.coopmat_nv = c.coopmat_api != CoopMatApi::none;
+        if (c.coopmat_nv) c.coopmat_shapes = detail::query_coopmat_shapes(impl->instance, phys, c.coopmat_api);
         out.push_back(std::move(c));
     }
     return out;

@@ -232,7 +232,7 @@ void PipelineCache::check_shader(ShaderId id) const {
     if ((info.requires_bits & shader_requires_float16) && !caps.float16)
         throw unsupported("float16 arithmetic");
     if ((info.requires_bits & shader_requires_coopmat_nv) && !caps.coopmat_nv)
-        throw unsupported("VK_NV_cooperative_matrix");
+        throw unsupported("cooperative matrices (VK_NV_cooperative_matrix or VK_KHR_cooperative_matrix)");
 }
 
 void PipelineCache::create_layouts(Pipeline& p, const std::vector<BindingType>& types, uint32_t push_bytes,
@@ -268,6 +268,13 @@ const Pipeline& PipelineCache::get(const ComputePipelineDesc& desc) {
     const ShaderInfo& info = shader_info(desc.shader);
     const Capabilities& caps = device_.caps();
     const std::string name = desc.name.empty() ? std::string(info.id) : desc.name;
+    // Tensor-core shaders run in the form of the extension the device enabled: their NV SPIR-V, or
+    // its KHR twin made at build time (tools/coopmat_khr).
+    const std::span<const uint32_t> code =
+        (info.requires_bits & shader_requires_coopmat_nv) && caps.coopmat_api == CoopMatApi::khr ? info.code_khr
+                                                                                                  : info.code;
+    if (code.empty())
+        throw Error(ErrorCode::Unsupported, "shader " + std::string(info.id) + " has no VK_KHR_cooperative_matrix form");
     const auto& wg = desc.workgroup;
     if (uint64_t(wg[0]) * wg[1] * wg[2] > caps.max_workgroup_invocations || wg[0] == 0 || wg[1] == 0 ||
         wg[2] == 0 || wg[0] > caps.max_workgroup_size[0] || wg[1] > caps.max_workgroup_size[1] ||
@@ -296,8 +303,8 @@ const Pipeline& PipelineCache::get(const ComputePipelineDesc& desc) {
         create_layouts(*p, p->binding_types_, desc.push_constant_bytes, VK_SHADER_STAGE_COMPUTE_BIT);
 
         VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-        mi.codeSize = info.code.size_bytes();
-        mi.pCode = info.code.data();
+        mi.codeSize = code.size_bytes();
+        mi.pCode = code.data();
         check_vk(vkCreateShaderModule(dev, &mi, nullptr, &module), "vkCreateShaderModule");
 
         std::vector<VkSpecializationMapEntry> entries;

@@ -1,5 +1,6 @@
 // Fusions: each saves one pass over an activation tensor in memory (and, for Conv+BatchNorm, the
 // whole BatchNorm), the main cost of small convolutional networks on a GPU.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -48,7 +49,7 @@ std::vector<int64_t> producers(const Graph& g) {
     return p;
 }
 
-bool is_float(DType d) {
+bool fusable_float(DType d) {
     return d == DType::f32 || d == DType::f16;
 }
 
@@ -112,7 +113,7 @@ size_t fuse_conv_batchnorm(Graph& g) {
         const TensorData *scale = constant_of(g, bn.inputs[1]), *beta = constant_of(g, bn.inputs[2]),
                          *mean = constant_of(g, bn.inputs[3]), *var = constant_of(g, bn.inputs[4]);
         if (!w || (has_b && !b) || !scale || !beta || !mean || !var) continue;
-        if (!is_float(w->dtype()) || w->dims().empty()) continue;
+        if (!fusable_float(w->dtype()) || w->dims().empty()) continue;
         const int64_t m = w->dims()[0];
         if (m <= 0 || scale->elements() != m || beta->elements() != m || mean->elements() != m ||
             var->elements() != m || (b && b->elements() != m))
@@ -145,7 +146,9 @@ size_t fuse_conv_batchnorm(Graph& g) {
     return fused;
 }
 
-// Pad (constant 0, spatial axes only) -> Conv: the Conv's own zero padding does the same.
+// Pad (spatial axes only) -> Conv. A constant-0 Pad adds to the Conv's own zero padding; a
+// reflect or edge Pad becomes the padding of a Conv that had none, read in that mode
+// (`vkml_pad_mode`, ops::ConvPadMode): the style network pads every layer by reflection.
 size_t fuse_pad_into_conv(Graph& g) {
     size_t fused = 0;
     const Uses uses(g);
@@ -153,8 +156,9 @@ size_t fuse_pad_into_conv(Graph& g) {
     const int64_t opset = g.opset_version("") ? g.opset_version("") : 18;
     for (size_t i = 0; i < g.nodes().size(); ++i) {
         const Node& pad = g.nodes()[i];
-        if (pad.op_type != "Pad" || !pad.domain.empty() || pad.get_string("mode", "constant") != "constant")
-            continue;
+        if (pad.op_type != "Pad" || !pad.domain.empty()) continue;
+        const std::string mode = pad.get_string("mode", "constant");
+        if (mode != "constant" && mode != "reflect" && mode != "edge") continue;
         if (pad.outputs.empty() || pad.inputs.empty() || pad.outputs[0] == no_value ||
             pad.inputs[0] == no_value)
             continue;
@@ -174,10 +178,10 @@ size_t fuse_pad_into_conv(Graph& g) {
             const TensorData* p = constant_of(g, pad.inputs.size() > 1 ? pad.inputs[1] : no_value);
             if (!p) continue;
             pads = p->to_int64s();
-            if (pad.inputs.size() > 2 && pad.inputs[2] != no_value) {
+            if (mode == "constant" && pad.inputs.size() > 2 && pad.inputs[2] != no_value) {
                 const TensorData* c = constant_of(g, pad.inputs[2]);
                 if (!c || c->elements() != 1) continue;
-                value = is_float(c->dtype()) ? c->to_floats()[0] : static_cast<double>(c->to_int64s()[0]);
+                value = fusable_float(c->dtype()) ? c->to_floats()[0] : static_cast<double>(c->to_int64s()[0]);
             }
             if (pad.inputs.size() > 3 && pad.inputs[3] != no_value) {
                 const TensorData* a = constant_of(g, pad.inputs[3]);
@@ -200,17 +204,22 @@ size_t fuse_pad_into_conv(Graph& g) {
         }
         if (!ok || begin[0] || end[0] || begin[1] || end[1]) continue;
         for (size_t k = 2; k < rank; ++k) ok &= begin[k] >= 0 && end[k] >= 0;
+        // Mirroring needs each pad inside its axis (else the Pad op reports the error).
+        for (size_t k = 2; ok && mode == "reflect" && k < rank; ++k)
+            ok &= (*xv.shape)[k].is_known() && begin[k] < (*xv.shape)[k].size && end[k] < (*xv.shape)[k].size;
         // Every reader must be a Conv reading it as X, without auto_pad, whose pads (checked here,
-        // before any reader changes) can take the Pad's without overflowing.
+        // before any reader changes) can take the Pad's without overflowing; a reflect or edge
+        // Pad only goes into a Conv without padding, and a zero one not into a reflect / edge one.
         const size_t spatial = rank - 2;
         std::vector<std::vector<int64_t>> new_pads;
         for (const Use& u : uses.of(y)) {
             const Node& c = g.nodes()[u.node];
             ok &= c.op_type == "Conv" && c.domain.empty() && u.slot == 0 &&
-                  c.get_string("auto_pad", "NOTSET") == "NOTSET";
+                  c.get_string("auto_pad", "NOTSET") == "NOTSET" && !c.has("vkml_pad_mode");
             if (!ok) break;
             std::vector<int64_t> cp = c.get_ints("pads", std::vector<int64_t>(2 * spatial, 0));
             ok &= cp.size() == 2 * spatial;
+            if (mode != "constant") ok &= std::all_of(cp.begin(), cp.end(), [](int64_t p) { return p == 0; });
             for (size_t k = 0; ok && k < spatial; ++k)
                 ok &= !__builtin_add_overflow(cp[k], begin[k + 2], &cp[k]) &&
                       !__builtin_add_overflow(cp[k + spatial], end[k + 2], &cp[k + spatial]);
@@ -221,6 +230,7 @@ size_t fuse_pad_into_conv(Graph& g) {
         for (const Use& u : uses.of(y)) {
             Node& c = g.nodes()[u.node];
             c.attributes.insert_or_assign("pads", new_pads[reader++]);
+            if (mode != "constant") c.attributes.insert_or_assign("vkml_pad_mode", mode);
             c.inputs[0] = pad.inputs[0];
             note_fused(c, pad);
         }
@@ -256,7 +266,7 @@ size_t fuse_residual(Graph& g) {
             if (conv.op_type != "Conv") continue;
             const Value &xv = g.value(x), &ov = g.value(other);
             if (!xv.shape || !ov.shape || !out.shape || !xv.shape->is_static() || *xv.shape != *ov.shape ||
-                *out.shape != *xv.shape || !is_float(ov.dtype) || ov.dtype != xv.dtype)
+                *out.shape != *xv.shape || !fusable_float(ov.dtype) || ov.dtype != xv.dtype)
                 continue;
             conv.inputs.resize(3, no_value);
             conv.inputs.push_back(other);
@@ -283,19 +293,20 @@ bool takes_activation(const Node& n, const Graph& g) {
         "Round", "Sin",     "Cos",         "Erf",       "Sign", "Relu",     "LeakyRelu",  "Elu",   "Selu",
         "Celu",  "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Softplus", "Softsign",   "Mish",  "Gelu"};
     if (!n.domain.empty() || n.has("vkml_activation")) return false;
+    if (n.op_type == "BatchNormalization" && n.get_int("training_mode", 0) != 0) return false;
     if (always.count(n.op_type)) return true;
     if (n.op_type == "LayerNormalization") {
         for (size_t k = 1; k < n.outputs.size(); ++k)
             if (n.outputs[k] != no_value) return false;
         return true;
     }
-    return float_only.count(n.op_type) && is_float(g.value(n.outputs.at(0)).dtype);
+    return float_only.count(n.op_type) && fusable_float(g.value(n.outputs.at(0)).dtype);
 }
 
 // The activation `n` computes as an ops::Activation (kind, alpha, beta), or false.
 bool activation_of(const Graph& g, const Node& n, std::string& kind, float& alpha, float& beta) {
     if (!n.domain.empty() || n.inputs.empty() || n.inputs[0] == no_value || n.outputs.empty() ||
-        !is_float(g.value(n.inputs[0]).dtype))
+        !fusable_float(g.value(n.inputs[0]).dtype))
         return false;
     const std::string& op = n.op_type;
     alpha = beta = 0.f;
@@ -334,7 +345,7 @@ bool activation_of(const Graph& g, const Node& n, std::string& kind, float& alph
             for (size_t k = 1; k < 3; ++k) {
                 if (k >= n.inputs.size() || n.inputs[k] == no_value) continue;
                 const TensorData* c = constant_of(g, n.inputs[k]);
-                if (!c || c->elements() != 1 || !is_float(c->dtype())) return false;
+                if (!c || c->elements() != 1 || !fusable_float(c->dtype())) return false;
                 (k == 1 ? alpha : beta) = c->to_floats()[0];
             }
         }
@@ -446,7 +457,7 @@ size_t merge_sibling_convs(Graph& g) {
         const Node& cat = g.nodes()[i];
         if (cat.op_type != "Concat" || !cat.domain.empty() || cat.inputs.size() < 2) continue;
         const Value& out = g.value(cat.outputs.at(0));
-        if (!out.shape || out.shape->rank() < 3 || !is_float(out.dtype)) continue;
+        if (!out.shape || out.shape->rank() < 3 || !fusable_float(out.dtype)) continue;
         const int64_t rank = static_cast<int64_t>(out.shape->rank());
         int64_t axis = cat.get_int("axis", 0);
         if (axis < 0) axis += rank;
@@ -472,7 +483,7 @@ size_t merge_sibling_convs(Graph& g) {
             const TensorData* w = constant_of(g, c.inputs[1]);
             const bool has_b = c.inputs.size() > 2 && c.inputs[2] != no_value;
             const TensorData* b = has_b ? constant_of(g, c.inputs[2]) : nullptr;
-            ok &= c.inputs[0] == first.inputs[0] && same_attributes(c, first) && w && is_float(w->dtype()) &&
+            ok &= c.inputs[0] == first.inputs[0] && same_attributes(c, first) && w && fusable_float(w->dtype()) &&
                   w->dims().size() >= 3 && (!has_b || b);
             if (!ok) break;
             const TensorData* w0 = constant_of(g, first.inputs[1]);

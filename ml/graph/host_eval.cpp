@@ -20,10 +20,6 @@ namespace vkml::graph {
 
 namespace {
 
-bool is_float(DType d) {
-    return d == DType::f32 || d == DType::f16;
-}
-
 // A double as an int64, saturating (NaN: 0): a C cast of an out-of-range double is undefined.
 int64_t to_int(double v) {
     if (std::isnan(v)) return 0;
@@ -125,8 +121,7 @@ Array load(const TensorData& t) {
     a.dtype = t.dtype();
     a.dims = t.dims();
     if (a.floating()) {
-        const auto v = t.to_floats();
-        a.f.assign(v.begin(), v.end());
+        a.f = t.to_doubles();
     } else {
         a.i = t.to_int64s();
     }
@@ -173,6 +168,8 @@ TensorData store(const Array& a) {
     }
     case DType::undefined:
         break;
+    default:
+        return a.floating() ? TensorData::from_doubles(a.dtype, a.dims, a.f) : TensorData::from_ints(a.dtype, a.dims, a.i);
     }
     throw Error(ErrorCode::Unsupported, "host evaluation: undefined dtype");
 }
@@ -191,10 +188,7 @@ Array convert(const Array& a, DType to) {
         } else
             r.i[k] = a.i[k];
     }
-    if (to == DType::i32)
-        for (int64_t& v : r.i) v = static_cast<int32_t>(static_cast<uint32_t>(v));
-    if (to == DType::u8)
-        for (int64_t& v : r.i) v &= 0xff;
+    for (int64_t& v : r.i) v = wrap_int(to, v);
     return r;
 }
 
@@ -270,7 +264,7 @@ const std::set<std::string, std::less<>> other_ops = {
     "ReduceProd", "ReduceMax", "ReduceMin", "ReduceMean", "Dropout",         "ScatterND",
     // Data-dependent output shapes, or outputs made from attributes and shapes alone: these run
     // on the host only, so their inputs must be constants (EyeLike reads only its input's shape).
-    "NonZero",    "EyeLike",   "HannWindow", "HammingWindow", "BlackmanWindow"};
+    "NonZero",    "EyeLike",   "HannWindow", "HammingWindow", "BlackmanWindow", "Compress", "Unique"};
 
 Array unary(const std::string& op, const Array& x) {
     Array r = x;
@@ -549,6 +543,7 @@ std::vector<TensorData> host_evaluate(const Graph& g, const Node& n,
         return a.i;
     };
     Array r;
+    std::vector<Array> more; // outputs 1, 2, ... of ops with several
     try {
         if (op == "Identity" || op == "Dropout") {
             r = input(0);
@@ -816,6 +811,90 @@ std::vector<TensorData> host_evaluate(const Graph& g, const Node& n,
             for (size_t h = 0; h < hits.size(); ++h)
                 for (size_t a = 0; a < x.dims.size(); ++a)
                     r.i[a * hits.size() + h] = (static_cast<int64_t>(hits[h]) / strides[a]) % x.dims[a];
+        } else if (op == "Compress" || op == "Unique") {
+            // Both view the input as [outer, len, inner] slices along `axis` (flattened: [1, N, 1]).
+            const Array& x = input(0);
+            const bool has_axis = n.has("axis");
+            size_t ax = 0;
+            std::vector<int64_t> dims = x.dims;
+            if (has_axis) {
+                ax = axis_of(n.get_int("axis", 0), x.dims.size(), g, n);
+            } else {
+                dims = {static_cast<int64_t>(x.size())};
+            }
+            int64_t outer = 1, inner = 1;
+            for (size_t a = 0; a < ax; ++a) outer *= dims[a];
+            for (size_t a = ax + 1; a < dims.size(); ++a) inner *= dims[a];
+            const int64_t len = dims.empty() ? 1 : dims[ax];
+            auto at = [&](int64_t o, int64_t k, int64_t i) { return static_cast<size_t>((o * len + k) * inner + i); };
+            auto gather = [&](const std::vector<int64_t>& picks) {
+                std::vector<int64_t> od = dims;
+                od[ax] = static_cast<int64_t>(picks.size());
+                Array y = make(x.dtype, od);
+                size_t e = 0;
+                for (int64_t o = 0; o < outer; ++o)
+                    for (int64_t k : picks)
+                        for (int64_t i = 0; i < inner; ++i, ++e) {
+                            if (y.floating())
+                                y.f[e] = x.f[at(o, k, i)];
+                            else
+                                y.i[e] = x.i[at(o, k, i)];
+                        }
+                return y;
+            };
+            if (op == "Compress") {
+                const Array& c = input(1);
+                if (c.dims.size() != 1) g.fail(n, "condition must be 1-D");
+                if (c.size() > static_cast<size_t>(len))
+                    g.fail(n, "condition has " + std::to_string(c.size()) + " elements, the axis " + std::to_string(len));
+                std::vector<int64_t> picks;
+                for (size_t k = 0; k < c.size(); ++k)
+                    if (c.get_f(k) != 0) picks.push_back(static_cast<int64_t>(k));
+                r = gather(picks);
+            } else {
+                // Slices compared element by element (lexicographically), as numpy's unique does.
+                auto less = [&](int64_t p, int64_t q) {
+                    for (int64_t o = 0; o < outer; ++o)
+                        for (int64_t i = 0; i < inner; ++i) {
+                            const double a = x.get_f(at(o, p, i)), b = x.get_f(at(o, q, i));
+                            if (x.floating() ? a != b : x.i[at(o, p, i)] != x.i[at(o, q, i)])
+                                return x.floating() ? a < b : x.i[at(o, p, i)] < x.i[at(o, q, i)];
+                        }
+                    return false;
+                };
+                std::vector<int64_t> order(static_cast<size_t>(len));
+                std::iota(order.begin(), order.end(), 0);
+                std::stable_sort(order.begin(), order.end(), less); // equal slices keep their order
+                // firsts: the first occurrence of each distinct slice, in sorted order.
+                std::vector<int64_t> firsts, group(static_cast<size_t>(len)), counts;
+                for (size_t p = 0; p < order.size(); ++p) {
+                    if (p == 0 || less(order[p - 1], order[p])) {
+                        firsts.push_back(order[p]);
+                        counts.push_back(0);
+                    }
+                    group[static_cast<size_t>(order[p])] = static_cast<int64_t>(firsts.size() - 1);
+                    ++counts.back();
+                }
+                // sorted = 0: the distinct slices in the order they first appear.
+                std::vector<size_t> rank(firsts.size());
+                std::iota(rank.begin(), rank.end(), 0);
+                if (n.get_int("sorted", 1) == 0)
+                    std::sort(rank.begin(), rank.end(), [&](size_t a, size_t b) { return firsts[a] < firsts[b]; });
+                std::vector<size_t> position(firsts.size());
+                for (size_t p = 0; p < rank.size(); ++p) position[rank[p]] = p;
+                std::vector<int64_t> picks;
+                Array idx = make(DType::i64, {static_cast<int64_t>(firsts.size())}),
+                      inv = make(DType::i64, {len}), cnt = make(DType::i64, {static_cast<int64_t>(firsts.size())});
+                for (size_t p = 0; p < rank.size(); ++p) {
+                    picks.push_back(firsts[rank[p]]);
+                    idx.i[p] = firsts[rank[p]];
+                    cnt.i[p] = counts[rank[p]];
+                }
+                for (size_t k = 0; k < static_cast<size_t>(len); ++k)
+                    inv.i[k] = static_cast<int64_t>(position[static_cast<size_t>(group[k])]);
+                r = gather(picks);
+                more = {idx, inv, cnt};
+            }
         } else if (op == "HannWindow" || op == "HammingWindow" || op == "BlackmanWindow") {
             // ONNX's windows over N = size (periodic) or size - 1 (symmetric) steps.
             const auto size = ints(0);
@@ -907,6 +986,7 @@ std::vector<TensorData> host_evaluate(const Graph& g, const Node& n,
     }
     std::vector<TensorData> out;
     out.push_back(store(r));
+    for (const Array& m : more) out.push_back(store(m));
     if (op == "Dropout" && n.outputs.size() > 1 && n.outputs[1] != no_value) {
         Array mask = make(DType::boolean, r.dims);
         std::fill(mask.i.begin(), mask.i.end(), 1);

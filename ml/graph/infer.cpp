@@ -48,6 +48,21 @@ void fold_node(Graph& g, const Node& n, int64_t max_elements) {
         if (n.outputs[k] != no_value) g.set_constant(n.outputs[k], std::move(out[k]));
 }
 
+// A Dropout that drops nothing: inference (no training_mode, or a constant false one), or training
+// with a constant ratio of 0. Its mask output is then all true, a constant.
+bool dropout_drops_nothing(const Graph& g, const Node& n) {
+    auto constant = [&](size_t i) -> const TensorData* {
+        return i < n.inputs.size() && n.inputs[i] != no_value ? g.value(n.inputs[i]).data.get() : nullptr;
+    };
+    const bool training_given = n.inputs.size() > 2 && n.inputs[2] != no_value;
+    if (!training_given) return true;
+    const TensorData* t = constant(2);
+    if (!t || t->elements() != 1) return false;
+    if (t->to_int64s()[0] == 0) return true;
+    const TensorData* r = constant(1);
+    return r && r->elements() == 1 && r->to_doubles()[0] == 0.0;
+}
+
 } // namespace
 
 size_t fold_constants(Graph& g, int64_t max_elements) {
@@ -191,6 +206,14 @@ InferStats infer_and_fold(Graph& g, gpu::Device& device, const FloatPolicy& floa
             ++stats.folded;
             continue;
         }
+        if (n.op_type == "Dropout" && n.domain.empty() && n.outputs.size() > 1 && n.outputs[1] != no_value &&
+            dropout_drops_nothing(g, n)) {
+            const gpu::Shape s = to_gpu(g, g.value(n.inputs.at(0)));
+            std::vector<int64_t> dims(s.dims().begin(), s.dims().end());
+            const auto count = static_cast<size_t>(s.elements());
+            g.set_constant(n.outputs[1], TensorData(DType::boolean, dims, std::vector<std::byte>(count, std::byte{1})));
+            g.nodes()[i].outputs[1] = no_value;
+        }
         if (!detail::lowerable(n)) {
             if (host_evaluable(n))
                 g.fail(n,
@@ -212,7 +235,7 @@ InferStats infer_and_fold(Graph& g, gpu::Device& device, const FloatPolicy& floa
                 in.id = v;
                 in.shape = to_gpu(g, val);
                 in.ir = val.dtype;
-                in.stored = in.ir == DType::f32 || in.ir == DType::f16 ? fd : detail::storage_of(in.ir);
+                in.stored = graph::is_float(in.ir) ? fd : detail::storage_of(in.ir);
                 in.data = val.data.get();
             }
             inputs.push_back(std::move(in));

@@ -8,13 +8,17 @@
 #include <set>
 
 #include "vkml/ops/conv.hpp"
+#include "vkml/ops/conv3d.hpp"
 #include "vkml/ops/detect.hpp"
 #include "vkml/ops/elementwise.hpp"
+#include "vkml/ops/fused.hpp"
 #include "vkml/ops/layout.hpp"
 #include "vkml/ops/loss.hpp"
+#include "vkml/ops/math.hpp"
 #include "vkml/ops/norm.hpp"
 #include "vkml/ops/reduce.hpp"
 #include "vkml/ops/rnn.hpp"
+#include "vkml/ops/train.hpp"
 
 namespace vkml::graph::detail {
 
@@ -105,7 +109,20 @@ const std::set<std::string, std::less<>> other_types = {"Conv",
                                                         "SoftmaxCrossEntropyLoss",
                                                         "RNN",
                                                         "GRU",
-                                                        "LSTM"};
+                                                        "LSTM",
+                                                        "BitShift",
+                                                        "Einsum",
+                                                        "Det",
+                                                        "QuantizeLinear",
+                                                        "DequantizeLinear",
+                                                        "DFT",
+                                                        "ReverseSequence",
+                                                        "MaxUnpool",
+                                                        "RoiAlign",
+                                                        "DynamicQuantizeLinear"};
+
+// ai.onnx.preview.training ops lowered here.
+const std::set<std::string, std::less<>> training_types = {"Adagrad", "Momentum", "Adam"};
 
 int64_t norm_axis(const LowerContext& ctx, int64_t axis, size_t rank) {
     const int64_t r = static_cast<int64_t>(rank);
@@ -143,16 +160,47 @@ int out_or_none(const Node& n, size_t k) {
 gpu::DType arithmetic_dtype(const LowerContext& ctx, size_t i, bool ints_ok) {
     if (ctx.is_float(i)) return ctx.float_dtype;
     const DType ir = ctx.input(i).ir;
-    if (ints_ok && (ir == DType::i32 || ir == DType::i64 || ir == DType::u8))
-        return LowerContext::int_compute;
+    if (ints_ok && ir != DType::boolean && ir != DType::undefined) return LowerContext::int_compute;
     ctx.fail(std::string("inputs of type ") + dtype_name(ir) + " are not supported by this operator",
              ErrorCode::Unsupported);
 }
 
 // ---- convolution family --------------------------------------------------------------------------
 
+// 3-D Conv and ConvTranspose: their own op (ops::Conv3d).
+Lowered lower_conv3d(LowerContext& ctx) {
+    const Node& n = ctx.node;
+    arithmetic_dtype(ctx, 0, false);
+    ops::Conv3dDesc d;
+    d.transpose = n.op_type == "ConvTranspose";
+    d.input = ctx.desc(0);
+    d.weight = ctx.desc_as(1, ctx.float_dtype);
+    std::vector<int> ins = {0, 1};
+    if (ctx.has(2) && !ctx.empty_or_absent(2)) {
+        d.bias = ctx.desc_as(2, ctx.float_dtype);
+        ins.push_back(2);
+    }
+    d.kernel_shape = n.get_ints("kernel_shape");
+    d.strides = n.get_ints("strides");
+    d.pads = n.get_ints("pads");
+    d.dilations = n.get_ints("dilations");
+    d.auto_pad = n.get_string("auto_pad", "NOTSET");
+    d.group = n.get_int("group", 1);
+    if (d.transpose) {
+        d.output_padding = n.get_ints("output_padding");
+        d.output_shape = n.get_ints("output_shape");
+    }
+    d.activation = fused_activation(n);
+    if (n.get_int("vkml_residual", 0)) {
+        d.residual = true;
+        ins.push_back(3);
+    }
+    return single(ops::Conv3d::create(ctx.device, d), ins, {0});
+}
+
 Lowered lower_conv(LowerContext& ctx) {
     const Node& n = ctx.node;
+    if (ctx.input(0).shape.rank() == 5) return lower_conv3d(ctx);
     ops::ConvDesc d;
     d.input = ctx.desc(0);
     d.weight = ctx.desc_as(1, ctx.float_dtype);
@@ -168,6 +216,10 @@ Lowered lower_conv(LowerContext& ctx) {
     d.auto_pad = n.get_string("auto_pad", "NOTSET");
     d.group = n.get_int("group", 1);
     d.activation = fused_activation(n);
+    const std::string pad_mode = n.get_string("vkml_pad_mode", "constant");
+    d.pad_mode = pad_mode == "reflect" ? ops::ConvPadMode::Reflect
+                 : pad_mode == "edge"  ? ops::ConvPadMode::Edge
+                                       : ops::ConvPadMode::Zero;
     if (n.get_int("vkml_residual", 0)) {
         d.residual = true;
         ins.push_back(3);
@@ -176,8 +228,37 @@ Lowered lower_conv(LowerContext& ctx) {
     return single(ops::Conv::create(ctx.device, d), ins, {0});
 }
 
+// vkml.FusedConvStack (graph::fuse_conv_stacks): the input is read as it is stored (the op has
+// f32 and f16 variants), so no conversion comes before it; the output has the input's dtype.
+Lowered lower_fused_stack(LowerContext& ctx) {
+    const Node& n = ctx.node;
+    ops::ConvStackDesc d;
+    d.input = ctx.stored(0);
+    const int64_t layers = n.get_int("layers", 0);
+    const std::string head = n.get_string("head", ""), act = n.get_string("act", ""), out = n.get_string("output", "");
+    if (layers < 1 || (head != "conv1x1" && head != "last_layer") || act != "crelu" ||
+        (out != "depth_to_space_bilinear" && out != "residual"))
+        ctx.fail("malformed vkml.FusedConvStack node");
+    d.head = head == "conv1x1" ? ops::StackHead::Concat1x1 : ops::StackHead::LastLayer;
+    d.act = ops::StackAct::CRelu;
+    d.output = out == "residual" ? ops::StackOutput::Residual : ops::StackOutput::DepthToSpaceBilinear;
+    d.smem = ctx.float_dtype == gpu::DType::f16 ? gpu::DType::f16 : gpu::DType::f32;
+    auto layer = [&](size_t at) {
+        ops::ConvStackLayer l;
+        const TensorData& w = ctx.constant(at, "weight");
+        l.weight = w.to_floats();
+        l.outputs = w.dims().empty() ? 0 : w.dims()[0];
+        if (ctx.has(at + 1)) l.bias = ctx.const_floats(at + 1, "bias");
+        return l;
+    };
+    for (int64_t l = 0; l < layers; ++l) d.layers.push_back(layer(1 + 2 * size_t(l)));
+    if (d.head == ops::StackHead::Concat1x1) d.head_conv = layer(1 + 2 * size_t(layers));
+    return single(ops::FusedConvStack::create(ctx.device, d), {0}, {0});
+}
+
 Lowered lower_conv_transpose(LowerContext& ctx) {
     const Node& n = ctx.node;
+    if (ctx.input(0).shape.rank() == 5) return lower_conv3d(ctx);
     ops::ConvTransposeDesc d;
     d.input = ctx.desc(0);
     d.weight = ctx.desc_as(1, ctx.float_dtype);
@@ -239,6 +320,10 @@ Lowered lower_unary(LowerContext& ctx, ops::UnaryKind kind) {
     if (const Attribute* a = n.find("alpha")) d.alpha = a->as_float();
     if (const Attribute* a = n.find("beta")) d.beta = a->as_float();
     if (const Attribute* a = n.find("gamma")) d.gamma = a->as_float();
+    if (kind == ops::UnaryKind::IsInf) {
+        d.detect_negative = n.get_int("detect_negative", 1) != 0;
+        d.detect_positive = n.get_int("detect_positive", 1) != 0;
+    }
     if (kind == ops::UnaryKind::Shrink) { // ONNX names its threshold lambd and its offset bias
         if (const Attribute* a = n.find("lambd")) d.alpha = a->as_float();
         if (const Attribute* a = n.find("bias")) d.beta = a->as_float();
@@ -246,7 +331,9 @@ Lowered lower_unary(LowerContext& ctx, ops::UnaryKind kind) {
     d.approximate = n.get_string("approximate", "none");
     d.activation = fused_activation(n);
     Lowered l = single(ops::Unary::create(ctx.device, d), {0}, {0});
-    l.out_ir = {kind == ops::UnaryKind::Not ? DType::boolean : ctx.input(0).ir};
+    const bool to_bool =
+        kind == ops::UnaryKind::Not || kind == ops::UnaryKind::IsNaN || kind == ops::UnaryKind::IsInf;
+    l.out_ir = {to_bool ? DType::boolean : ctx.input(0).ir};
     return l;
 }
 
@@ -262,8 +349,21 @@ Lowered lower_binary(LowerContext& ctx, ops::BinaryKind kind) {
     if (logic) {
         a = b = gpu::DType::u8;
     } else if (kind == K::Pow) {
-        a = arithmetic_dtype(ctx, 0, false);
-        b = a; // the exponent converted to the base's dtype (ONNX allows an integer exponent)
+        // Float bases: the exponent converted to the base's dtype (ONNX allows an integer one).
+        // Integer base and exponent: the i32 kernel (exact, by squaring). An integer base with a
+        // float exponent: computed in f32 and stored so; readers of the integer result truncate it
+        // (a cast to the integer type), as ONNX Runtime's pow in double then cast does.
+        if (ctx.is_float(0))
+            a = arithmetic_dtype(ctx, 0, false);
+        else if (!ctx.is_float(1))
+            a = arithmetic_dtype(ctx, 0, true);
+        else
+            a = gpu::DType::f32;
+        b = a;
+    } else if (kind == K::BitShiftLeft || kind == K::BitShiftRight) {
+        if (ctx.is_float(0) || ctx.is_float(1) || ctx.is_bool(0))
+            ctx.fail("BitShift takes unsigned integer inputs", ErrorCode::Unsupported);
+        a = b = arithmetic_dtype(ctx, 0, true);
     } else if (kind == K::Equal && ctx.is_bool(0)) {
         a = b = gpu::DType::u8;
     } else {
@@ -339,8 +439,8 @@ Lowered lower_cast(LowerContext& ctx) {
     const Node& n = ctx.node;
     const DType to = n.op_type == "CastLike" ? ctx.input(1).ir : onnx_type(n.get_int("to", 1), ctx.graph, n);
     const LowerInput& x = ctx.input(0);
-    const bool float_to_float = (to == DType::f32 || to == DType::f16) && ctx.is_float(0);
-    gpu::DType target = to == DType::f32 || to == DType::f16 ? ctx.float_dtype : storage_of(to);
+    const bool float_to_float = graph::is_float(to) && ctx.is_float(0);
+    gpu::DType target = graph::is_float(to) ? ctx.float_dtype : storage_of(to);
     if (float_to_float && x.stored == target) {
         // Both sides stored alike: the value is unchanged, so the output is a view of the input.
         Lowered l = view(0, x.shape);
@@ -365,8 +465,24 @@ Lowered lower_cast(LowerContext& ctx) {
 
 Lowered lower_batchnorm(LowerContext& ctx) {
     const Node& n = ctx.node;
-    if (n.get_int("training_mode", 0) != 0)
-        ctx.fail("training_mode 1 is not supported (inference only)", ErrorCode::Unsupported);
+    if (n.get_int("training_mode", 0) != 0) {
+        // Batch statistics and the running-statistic outputs (opset 14+).
+        arithmetic_dtype(ctx, 0, false);
+        ops::BatchNormTrainingDesc d;
+        d.input = ctx.desc(0);
+        d.scale = ctx.desc_as(1, ctx.float_dtype);
+        d.bias = ctx.desc_as(2, ctx.float_dtype);
+        d.input_mean = ctx.desc_as(3, ctx.float_dtype);
+        d.input_var = ctx.desc_as(4, ctx.float_dtype);
+        d.epsilon = n.get_float("epsilon", 1e-5f);
+        d.momentum = n.get_float("momentum", 0.9f);
+        if (fused_activation(n).kind != ops::ActivationKind::None)
+            ctx.fail("a fused activation on training-mode BatchNormalization", ErrorCode::Unsupported);
+        Lowered l = single(ops::BatchNormTraining::create(ctx.device, d), {0, 1, 2, 3, 4},
+                           {0, out_or_none(n, 1), out_or_none(n, 2)});
+        l.out_ir.assign(n.outputs.size(), ctx.input(0).ir);
+        return l;
+    }
     for (size_t k = 1; k < n.outputs.size(); ++k)
         if (n.outputs[k] != no_value)
             ctx.fail("the running mean/variance outputs (training) are not supported",
@@ -538,8 +654,17 @@ Lowered lower_pool(LowerContext& ctx) {
     arithmetic_dtype(ctx, 0, false);
     ops::PoolWindow w = pool_window(n);
     TensorDesc in = ctx.desc(0);
+    if (in.shape.rank() == 5 && n.op_type != "LpPool") {
+        if (out_or_none(n, 1) >= 0) ctx.fail("3-D MaxPool has no Indices output in vkml", ErrorCode::Unsupported);
+        if (n.get_int("storage_order", 0) != 0) ctx.fail("storage_order applies to Indices", ErrorCode::Unsupported);
+        ops::Pool3dDesc d{n.op_type == "MaxPool", in, w, n.get_int("count_include_pad", 0)};
+        Lowered l = single(ops::Pool3d::create(ctx.device, d), {0}, {0});
+        l.out_ir.assign(n.outputs.size(), ctx.input(0).ir);
+        return l;
+    }
     if (in.shape.rank() != 3 && in.shape.rank() != 4)
-        ctx.fail("pools 1-D and 2-D inputs only, this one is " + in.shape.str(), ErrorCode::Unsupported);
+        ctx.fail("pools 1-D, 2-D and (MaxPool, AveragePool) 3-D inputs only, this one is " + in.shape.str(),
+                 ErrorCode::Unsupported);
     std::optional<gpu::Shape> in_view;
     const bool one_d = in.shape.rank() == 3;
     if (one_d) {
@@ -634,9 +759,6 @@ Lowered lower_resize(LowerContext& ctx) {
         if (!ctx.empty_or_absent(3)) d.sizes = ctx.const_ints(3, "sizes");
         d.axes = n.get_ints("axes");
         d.coordinate_transformation_mode = n.get_string("coordinate_transformation_mode", "half_pixel");
-        if (d.coordinate_transformation_mode == "tf_half_pixel_for_nn")
-            ctx.fail("coordinate_transformation_mode tf_half_pixel_for_nn (opsets 11-12) is not supported",
-                     ErrorCode::Unsupported);
         d.nearest_mode = n.get_string("nearest_mode", "round_prefer_floor");
         d.keep_aspect_ratio_policy = n.get_string("keep_aspect_ratio_policy", "stretch");
         d.cubic_coeff_a = n.get_float("cubic_coeff_a", -0.75f);
@@ -662,7 +784,7 @@ Lowered lower_pad(LowerContext& ctx) {
         if (!ctx.empty_or_absent(2)) {
             const TensorData& v = ctx.constant(2, "constant_value");
             if (v.elements() != 1) ctx.fail("constant_value must hold one value");
-            d.constant_value = v.dtype() == DType::f32 || v.dtype() == DType::f16
+            d.constant_value = graph::is_float(v.dtype())
                                    ? static_cast<double>(v.to_floats()[0])
                                    : static_cast<double>(v.to_int64s()[0]);
         }
@@ -799,11 +921,18 @@ Lowered lower_view(LowerContext& ctx) {
                      ErrorCode::Unsupported);
         out = op == "Squeeze" ? ops::squeeze_shape(in, axes) : ops::unsqueeze_shape(in, axes);
     } else if (op == "Dropout") {
-        if (out_or_none(n, 1) >= 0) ctx.fail("the mask output is not supported", ErrorCode::Unsupported);
+        // The mask of a Dropout that drops nothing is a constant (infer_and_fold): a mask left
+        // here is a random one.
         if (ctx.opset >= 12 && ctx.has(2)) {
             const auto t = ctx.constant(2, "training_mode").to_int64s();
-            if (!t.empty() && t[0]) ctx.fail("training_mode is not supported", ErrorCode::Unsupported);
+            if (!t.empty() && t[0]) {
+                const bool zero_ratio = !ctx.empty_or_absent(1) && ctx.const_floats(1, "ratio") == std::vector<float>{0.f};
+                if (!zero_ratio)
+                    ctx.fail("training_mode with a ratio other than 0 (random dropping) is not supported",
+                             ErrorCode::Unsupported);
+            }
         }
+        if (out_or_none(n, 1) >= 0) ctx.fail("the mask output is not supported", ErrorCode::Unsupported);
     }
     Lowered l = view(0, out);
     l.out_ir = {ctx.input(0).ir};
@@ -918,6 +1047,165 @@ Lowered lower_grid_sample(LowerContext& ctx) {
     return single(ops::GridSample::create(ctx.device, d), {0, 1}, {0});
 }
 
+Lowered lower_quantize(LowerContext& ctx) {
+    const Node& n = ctx.node;
+    ops::QuantizeDesc d;
+    d.dequantize = n.op_type == "DequantizeLinear";
+    d.axis = n.get_int("axis", 1);
+    if (n.get_int("block_size", 0) != 0) ctx.fail("blocked quantization is not supported", ErrorCode::Unsupported);
+    if (!ctx.is_float(1)) ctx.fail("scale must be a float tensor");
+    d.scale = ctx.desc_as(1, gpu::DType::f32);
+    std::vector<int> ins = {0, 1};
+    const bool zero = !ctx.empty_or_absent(2);
+    if (zero) {
+        d.zero_point = ctx.desc_as(2, gpu::DType::i32);
+        ins.push_back(2);
+    }
+    // The quantized type: the zero point's (uint8 when there is none), or x's for DequantizeLinear.
+    const DType q = d.dequantize ? ctx.input(0).ir : zero ? ctx.input(2).ir : DType::u8;
+    if (q != DType::u8 && q != DType::i8 && !(d.dequantize && q == DType::i32))
+        ctx.fail(std::string("quantized type ") + dtype_name(q) + " is not supported (uint8, int8)",
+                 ErrorCode::Unsupported);
+    Lowered l;
+    if (d.dequantize) {
+        d.input = ctx.desc_as(0, q == DType::u8 ? gpu::DType::u8 : gpu::DType::i32);
+        d.float_dtype = ctx.float_dtype;
+        l = single(ops::Quantize::create(ctx.device, d), ins, {0});
+        l.out_ir = {ctx.input(1).ir};
+    } else {
+        arithmetic_dtype(ctx, 0, false);
+        d.input = ctx.desc_as(0, ctx.float_dtype);
+        d.to_int8 = q == DType::i8;
+        l = single(ops::Quantize::create(ctx.device, d), ins, {0});
+        l.out_ir = {q};
+    }
+    return l;
+}
+
+Lowered lower_optimizer(LowerContext& ctx) {
+    const Node& n = ctx.node;
+    ops::OptimizerDesc d;
+    d.kind = n.op_type == "Adagrad" ? ops::OptimizerKind::Adagrad
+             : n.op_type == "Adam"  ? ops::OptimizerKind::Adam
+                                    : ops::OptimizerKind::Momentum;
+    const size_t groups = d.kind == ops::OptimizerKind::Adam ? 4 : 3; // X, G and the states
+    if (ctx.count() < 2 + groups || (ctx.count() - 2) % groups != 0)
+        ctx.fail("takes R, T and " + std::to_string(groups) + " tensors per optimized input, has " +
+                 std::to_string(ctx.count()) + " inputs");
+    const size_t k = (ctx.count() - 2) / groups;
+    if (n.outputs.size() != k * (groups - 1)) ctx.fail("has the wrong number of outputs");
+    if (!ctx.is_float(0)) ctx.fail("R must be a float tensor");
+    d.r = ctx.desc_as(0, gpu::DType::f32);
+    d.t = ctx.desc_as(1, gpu::DType::i32);
+    std::vector<int> ins = {0, 1};
+    for (size_t i = 2; i < ctx.count(); ++i) {
+        arithmetic_dtype(ctx, i, false);
+        if (ctx.input(i).shape != ctx.input(2 + (i - 2) % k).shape) ctx.fail("X, G and the states must share shapes");
+        ins.push_back(static_cast<int>(i));
+    }
+    for (size_t i = 0; i < k; ++i) d.x.push_back(ctx.desc_as(2 + i, gpu::DType::f32));
+    d.norm_coefficient = n.get_float("norm_coefficient", 0.f);
+    d.epsilon = n.get_float("epsilon", 0.f);
+    if (d.kind == ops::OptimizerKind::Adagrad) {
+        d.decay_factor = n.get_float("decay_factor", 0.f);
+    } else if (d.kind == ops::OptimizerKind::Adam) {
+        d.alpha = n.get_float("alpha", 0.9f);
+        d.beta = n.get_float("beta", 0.999f);
+        d.norm_coefficient_post = n.get_float("norm_coefficient_post", 0.f);
+    } else {
+        if (!n.find("alpha") || !n.find("beta")) ctx.fail("Momentum needs alpha and beta");
+        d.alpha = n.get_float("alpha", 0.f);
+        d.beta = n.get_float("beta", 0.f);
+        const std::string mode = n.get_string("mode", "standard");
+        if (mode != "standard" && mode != "nesterov") ctx.fail("mode must be standard or nesterov, is '" + mode + "'");
+        d.nesterov = mode == "nesterov";
+    }
+    std::vector<int> outs;
+    for (size_t j = 0; j < n.outputs.size(); ++j) outs.push_back(static_cast<int>(j));
+    Lowered l = single(ops::Optimizer::create(ctx.device, d), ins, outs);
+    l.out_ir.assign(n.outputs.size(), ctx.input(2).ir);
+    return l;
+}
+
+Lowered lower_layout_more(LowerContext& ctx) {
+    const Node& n = ctx.node;
+    const std::string& op = n.op_type;
+    if (op == "ReverseSequence") {
+        ops::ReverseSequenceDesc d{layout_desc(ctx, 0), ctx.desc_as(1, gpu::DType::i32), n.get_int("time_axis", 0),
+                                   n.get_int("batch_axis", 1)};
+        Lowered l = single(ops::ReverseSequence::create(ctx.device, d), {0, 1}, {0});
+        l.out_ir = {ctx.input(0).ir};
+        return l;
+    }
+    arithmetic_dtype(ctx, 0, false);
+    if (op == "MaxUnpool") {
+        ops::MaxUnpoolDesc d;
+        d.input = ctx.desc(0);
+        d.indices = ctx.desc_as(1, gpu::DType::i32);
+        d.kernel_shape = n.get_ints("kernel_shape");
+        d.strides = n.get_ints("strides");
+        d.pads = n.get_ints("pads");
+        if (!ctx.empty_or_absent(2)) d.output_shape = ctx.const_ints(2, "output_shape");
+        return single(ops::MaxUnpool::create(ctx.device, d), {0, 1}, {0});
+    }
+    // RoiAlign
+    ops::RoiAlignDesc d;
+    d.input = ctx.desc(0);
+    d.rois = ctx.desc_as(1, ctx.float_dtype);
+    d.batch_indices = ctx.desc_as(2, gpu::DType::i32);
+    d.mode = n.get_string("mode", "avg");
+    d.output_height = n.get_int("output_height", 1);
+    d.output_width = n.get_int("output_width", 1);
+    d.sampling_ratio = n.get_int("sampling_ratio", 0);
+    d.spatial_scale = n.get_float("spatial_scale", 1.f);
+    d.coordinate_transformation_mode =
+        n.get_string("coordinate_transformation_mode", ctx.opset >= 16 ? "half_pixel" : "output_half_pixel");
+    return single(ops::RoiAlign::create(ctx.device, d), {0, 1, 2}, {0});
+}
+
+Lowered lower_math(LowerContext& ctx) {
+    const Node& n = ctx.node;
+    if (n.op_type == "DFT") {
+        arithmetic_dtype(ctx, 0, false);
+        ops::DftDesc d;
+        d.input = ctx.desc(0);
+        if (!ctx.empty_or_absent(1)) {
+            const auto len = ctx.const_ints(1, "dft_length");
+            if (len.size() != 1) ctx.fail("dft_length must hold one value");
+            d.length = len[0];
+            if (d.length < 1) ctx.fail("dft_length must be positive, is " + std::to_string(d.length));
+        }
+        if (ctx.opset >= 20) {
+            if (!ctx.empty_or_absent(2)) {
+                const auto a = ctx.const_ints(2, "axis");
+                if (a.size() != 1) ctx.fail("axis must hold one value");
+                d.axis = a[0];
+            } else {
+                d.axis = -2;
+            }
+        } else {
+            d.axis = n.get_int("axis", 1);
+        }
+        d.inverse = n.get_int("inverse", 0) != 0;
+        d.onesided = n.get_int("onesided", 0) != 0;
+        return single(ops::Dft::create(ctx.device, d), {0}, {0});
+    }
+    if (n.op_type == "Einsum") {
+        ops::EinsumDesc d;
+        d.equation = n.get_string("equation", "");
+        std::vector<int> ins;
+        for (size_t i = 0; i < ctx.count(); ++i) {
+            if (!ctx.has(i)) continue;
+            arithmetic_dtype(ctx, i, false);
+            d.inputs.push_back(ctx.desc_as(i, ctx.float_dtype));
+            ins.push_back(static_cast<int>(i));
+        }
+        return single(ops::Einsum::create(ctx.device, d), ins, {0});
+    }
+    arithmetic_dtype(ctx, 0, false);
+    return single(ops::Det::create(ctx.device, {ctx.desc_as(0, ctx.float_dtype)}), {0}, {0});
+}
+
 Lowered lower_indexing(LowerContext& ctx) {
     const Node& n = ctx.node;
     const std::string& op = n.op_type;
@@ -980,7 +1268,7 @@ const TensorData& LowerContext::constant(size_t i, const std::string& what) cons
 
 std::vector<int64_t> LowerContext::const_ints(size_t i, const std::string& what) const {
     const TensorData& t = constant(i, what);
-    if (t.dtype() == DType::f32 || t.dtype() == DType::f16)
+    if (graph::is_float(t.dtype()))
         fail(what + " must be an integer tensor, is " + dtype_name(t.dtype()));
     return t.to_int64s();
 }
@@ -995,8 +1283,7 @@ bool LowerContext::empty_or_absent(size_t i) const {
 }
 
 bool LowerContext::is_float(size_t i) const {
-    const DType d = input(i).ir;
-    return d == DType::f32 || d == DType::f16;
+    return graph::is_float(input(i).ir);
 }
 
 gpu::DType LowerContext::policy(size_t i) const {
@@ -1020,6 +1307,13 @@ gpu::DType storage_of(DType dtype) {
     case DType::u8:
     case DType::boolean:
         return gpu::DType::u8;
+    case DType::i8:
+    case DType::i16:
+    case DType::u16:
+        return gpu::DType::i32;
+    case DType::u32:
+    case DType::u64:
+        return gpu::DType::i64;
     default:
         return gpu::DType::f32;
     }
@@ -1039,6 +1333,18 @@ DType onnx_type(int64_t code, const Graph& graph, const Node& node) {
         return DType::boolean;
     case 10:
         return DType::f16;
+    case 11:
+        return DType::f64;
+    case 3:
+        return DType::i8;
+    case 5:
+        return DType::i16;
+    case 4:
+        return DType::u16;
+    case 12:
+        return DType::u32;
+    case 13:
+        return DType::u64;
     default:
         graph.fail(node, "casts to ONNX data type " + std::to_string(code) + ", which vkml does not support",
                    ErrorCode::Unsupported);
@@ -1072,6 +1378,8 @@ ops::Activation fused_activation(const Node& node) {
 }
 
 bool lowerable(const Node& node) {
+    if (node.domain == "vkml") return node.op_type == "FusedConvStack";
+    if (node.domain == "ai.onnx.preview.training") return training_types.count(node.op_type) > 0;
     if (!node.domain.empty()) return false;
     const std::string& op = node.op_type;
     return unary_kinds().count(op) || binary_kinds().count(op) || variadic_kinds().count(op) ||
@@ -1089,7 +1397,13 @@ Lowered lower(LowerContext& ctx) {
         l = lower_variadic(ctx, v->second);
     else if (auto r = reduce_kinds().find(op); r != reduce_kinds().end())
         l = lower_reduce(ctx, r->second);
-    else if (op == "Conv")
+    else if (op == "FusedConvStack" && ctx.node.domain == "vkml")
+        l = lower_fused_stack(ctx);
+    else if (op == "BitShift") {
+        const std::string dir = ctx.node.get_string("direction", "");
+        if (dir != "LEFT" && dir != "RIGHT") ctx.fail("direction must be LEFT or RIGHT, is '" + dir + "'");
+        l = lower_binary(ctx, dir == "LEFT" ? ops::BinaryKind::BitShiftLeft : ops::BinaryKind::BitShiftRight);
+    } else if (op == "Conv")
         l = lower_conv(ctx);
     else if (op == "ConvTranspose")
         l = lower_conv_transpose(ctx);
@@ -1140,6 +1454,21 @@ Lowered lower(LowerContext& ctx) {
         l = lower_indexing(ctx);
     else if (op == "CumSum")
         l = lower_cumsum(ctx);
+    else if (op == "Einsum" || op == "Det" || op == "DFT")
+        l = lower_math(ctx);
+    else if (op == "ReverseSequence" || op == "MaxUnpool" || op == "RoiAlign")
+        l = lower_layout_more(ctx);
+    else if (training_types.count(op) && ctx.node.domain == "ai.onnx.preview.training")
+        l = lower_optimizer(ctx);
+    else if (op == "QuantizeLinear" || op == "DequantizeLinear")
+        l = lower_quantize(ctx);
+    else if (op == "DynamicQuantizeLinear") {
+        arithmetic_dtype(ctx, 0, false);
+        l = single(ops::DynamicQuantize::create(ctx.device, {ctx.desc(0)}), {0},
+                   {out_or_none(ctx.node, 0), out_or_none(ctx.node, 1), out_or_none(ctx.node, 2)});
+        l.out_ir = {DType::u8, DType::f32, DType::u8};
+        l.out_ir.resize(ctx.node.outputs.size());
+    }
     else if (op == "GridSample")
         l = lower_grid_sample(ctx);
     else if (op == "RNN" || op == "GRU" || op == "LSTM")

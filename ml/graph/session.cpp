@@ -6,7 +6,8 @@
 //   check ops         every op type is lowerable or host-evaluable: else one error naming it
 //   input shapes      free dimensions and input shapes resolved: every input static
 //   infer and fold    static shapes everywhere; shape subgraphs become constants
-//   fuse              Conv+BN, Pad into Conv, residual Add, activations
+//   fuse              Conv+BN, Pad into Conv, residual Add, activations; whole Anime4K-shaped
+//                     networks into one FusedConvStack
 //   lower             one op per node (views need none), dtype conversions where the precision
 //                     policy changes between neighbours, constants converted on the host
 //   outputs           the producer of each output writes the caller's output tensor directly when
@@ -95,7 +96,7 @@ gpu::Shape static_shape(const Graph& g, ValueId v) {
 // A constant's elements converted to `to` (floats rounded to f16 where wanted, integers narrowed
 // as a cast would, bools as 0/1 bytes).
 std::vector<std::byte> convert_constant(const TensorData& t, gpu::DType to) {
-    const bool fl = t.dtype() == DType::f32 || t.dtype() == DType::f16;
+    const bool fl = graph::is_float(t.dtype());
     const size_t n = static_cast<size_t>(t.elements());
     std::vector<std::byte> out(n * gpu::dtype_size(to));
     if (to == gpu::DType::f32 || to == gpu::DType::f16) {
@@ -337,7 +338,7 @@ void Session::Impl::lower_all() {
                 x.data = val.data.get();
                 if (val.is_constant())
                     x.stored =
-                        x.ir == DType::f32 || x.ir == DType::f16 ? fd : graph::detail::storage_of(x.ir);
+                        graph::is_float(x.ir) ? fd : graph::detail::storage_of(x.ir);
                 else
                     x.stored = stored[v] ? stored[v]->dtype : graph::detail::storage_of(x.ir);
             }
@@ -348,7 +349,7 @@ void Session::Impl::lower_all() {
             // A view: the output shares the input's storage under another shape.
             const ValueId src = n.inputs.at(static_cast<size_t>(l.alias_input));
             const graph::Value& sv = graph.value(src);
-            Ref r = sv.is_constant() ? constant_ref(src, sv.dtype == DType::f32 || sv.dtype == DType::f16
+            Ref r = sv.is_constant() ? constant_ref(src, graph::is_float(sv.dtype)
                                                              ? fd
                                                              : graph::detail::storage_of(sv.dtype))
                                      : ref_as(src, stored[src] ? stored[src]->dtype : gpu::DType::f32);
@@ -394,7 +395,7 @@ bool Session::Impl::concat_in_place(const Node& n) {
     if (axis < 0 || axis >= rank) return false;
     for (int64_t k = 0; k < axis; ++k)
         if (shape[static_cast<size_t>(k)] != 1) return false;
-    const gpu::DType storage = out.dtype == DType::f32 || out.dtype == DType::f16 ? float_dtype(n)
+    const gpu::DType storage = graph::is_float(out.dtype) ? float_dtype(n)
                                                                                 : graph::detail::storage_of(out.dtype);
     // Each input continues the output; a run of inputs that are, in order, all the slices of an
     // earlier in-place Concat (Anime4K's heads concatenate every layer's CReLU parts again) moves
@@ -631,6 +632,8 @@ void Session::Impl::build() {
     graph::fix_input_shapes(graph, options.free_dims, options.input_shapes);
     graph::infer_and_fold(graph, device, [this](const Node& n) { return float_dtype(n); });
     if (options.fuse) graph::fuse(graph);
+    if (options.fuse && options.fuse_conv_stack && !graph::conv_stack_disabled_by_env())
+        graph::fuse_conv_stacks(graph, device, [this](const Node& n) { return float_dtype(n); });
     graph::prune(graph);
     graph.remove_unused_values();
 
@@ -860,7 +863,27 @@ void upload_inputs(gpu::Device& device, const std::vector<TensorInfo>& infos,
             throw Error(ErrorCode::InvalidArgument, "'" + source + "': input '" + t.name + "' must be " +
                                                         graph::dtype_name(t.dtype) + t.shape.str() +
                                                         ", got " + graph::describe(data[i]));
-        gpu::upload_raw(device, tensors[i], data[i].bytes());
+        // Types held in a wider or narrower device type (f64, i8, u32, ...) are converted here.
+        if (graph::dtype_size(t.dtype) != gpu::dtype_size(t.storage))
+            gpu::upload_raw(device, tensors[i], convert_constant(data[i], t.storage));
+        else
+            gpu::upload_raw(device, tensors[i], data[i].bytes());
+    }
+}
+
+// The graph dtype whose bytes a device dtype holds.
+DType graph_dtype_of(gpu::DType d) {
+    switch (d) {
+    case gpu::DType::f16:
+        return DType::f16;
+    case gpu::DType::i32:
+        return DType::i32;
+    case gpu::DType::i64:
+        return DType::i64;
+    case gpu::DType::u8:
+        return DType::u8;
+    default:
+        return DType::f32;
     }
 }
 
@@ -909,8 +932,12 @@ std::vector<TensorData> Session::run(std::span<const TensorData> inputs) {
     std::vector<TensorData> result;
     for (size_t j = 0; j < outs.size(); ++j) {
         const TensorInfo& t = im.outputs[j];
-        result.emplace_back(t.dtype, std::vector<int64_t>(t.shape.dims().begin(), t.shape.dims().end()),
-                            gpu::download_raw(im.device, outs[j]));
+        std::vector<int64_t> dims(t.shape.dims().begin(), t.shape.dims().end());
+        if (graph::dtype_size(t.dtype) != gpu::dtype_size(t.storage))
+            result.push_back(TensorData(graph_dtype_of(t.storage), std::move(dims), gpu::download_raw(im.device, outs[j]))
+                                 .converted(t.dtype));
+        else
+            result.emplace_back(t.dtype, std::move(dims), gpu::download_raw(im.device, outs[j]));
     }
     return result;
 }

@@ -1,5 +1,6 @@
 #include "vkml/graph/tensor_data.hpp"
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -96,8 +97,34 @@ std::span<const uint8_t> TensorData::uint8s() const {
     return view<uint8_t>(DType::u8, "uint8");
 }
 
+namespace {
+
+template <class T>
+std::vector<T> read_as(std::span<const std::byte> bytes) {
+    std::vector<T> v(bytes.size() / sizeof(T));
+    if (!v.empty()) std::memcpy(v.data(), bytes.data(), v.size() * sizeof(T));
+    return v;
+}
+
+template <class T, class Out>
+std::vector<Out> widen(std::span<const std::byte> bytes) {
+    const auto v = read_as<T>(bytes);
+    return std::vector<Out>(v.begin(), v.end());
+}
+
+} // namespace
+
 std::vector<float> TensorData::to_floats() const {
     switch (dtype_) {
+    case DType::f64:
+    case DType::i8:
+    case DType::i16:
+    case DType::u16:
+    case DType::u32:
+    case DType::u64: {
+        const auto d = to_doubles();
+        return {d.begin(), d.end()};
+    }
     case DType::f32: {
         auto v = floats();
         return {v.begin(), v.end()};
@@ -128,6 +155,16 @@ std::vector<float> TensorData::to_floats() const {
 
 std::vector<int64_t> TensorData::to_int64s() const {
     switch (dtype_) {
+    case DType::i8:
+        return widen<int8_t, int64_t>(bytes_);
+    case DType::i16:
+        return widen<int16_t, int64_t>(bytes_);
+    case DType::u16:
+        return widen<uint16_t, int64_t>(bytes_);
+    case DType::u32:
+        return widen<uint32_t, int64_t>(bytes_);
+    case DType::u64:
+        return read_as<int64_t>(bytes_);
     case DType::i32: {
         auto v = int32s();
         return {v.begin(), v.end()};
@@ -145,6 +182,110 @@ std::vector<int64_t> TensorData::to_int64s() const {
         throw Error(ErrorCode::InvalidArgument,
                     std::string("a ") + dtype_name(dtype_) + " tensor cannot be read as integers");
     }
+}
+
+std::vector<double> TensorData::to_doubles() const {
+    switch (dtype_) {
+    case DType::f64:
+        return read_as<double>(bytes_);
+    case DType::u64:
+        return widen<uint64_t, double>(bytes_);
+    case DType::f32:
+    case DType::f16: {
+        const auto f = to_floats();
+        return {f.begin(), f.end()};
+    }
+    case DType::undefined:
+        throw Error(ErrorCode::InvalidArgument, "tensor has no dtype");
+    default: {
+        const auto i = to_int64s();
+        return {i.begin(), i.end()};
+    }
+    }
+}
+
+namespace {
+
+template <class T>
+void put(std::vector<std::byte>& bytes, size_t k, T v) {
+    std::memcpy(bytes.data() + k * sizeof(T), &v, sizeof(T));
+}
+
+// Stores element k of an integer dtype from an int64 (wrapped to the type's width).
+void put_int(std::vector<std::byte>& bytes, DType dtype, size_t k, int64_t v) {
+    const int64_t w = wrap_int(dtype, v);
+    switch (dtype_size(dtype)) {
+    case 1:
+        put(bytes, k, static_cast<uint8_t>(w));
+        break;
+    case 2:
+        put(bytes, k, static_cast<uint16_t>(w));
+        break;
+    case 4:
+        put(bytes, k, static_cast<uint32_t>(w));
+        break;
+    default:
+        put(bytes, k, w);
+        break;
+    }
+}
+
+int64_t trunc_to_int(double v) {
+    if (std::isnan(v)) return 0;
+    if (v >= 9223372036854775807.0) return std::numeric_limits<int64_t>::max();
+    if (v <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
+    return static_cast<int64_t>(v);
+}
+
+} // namespace
+
+TensorData TensorData::from_doubles(DType dtype, std::vector<int64_t> dims, std::span<const double> values) {
+    std::vector<std::byte> bytes(values.size() * dtype_size(dtype));
+    for (size_t k = 0; k < values.size(); ++k) {
+        const double v = values[k];
+        switch (dtype) {
+        case DType::f64:
+            put(bytes, k, v);
+            break;
+        case DType::f32:
+            put(bytes, k, static_cast<float>(v));
+            break;
+        case DType::f16:
+            put(bytes, k, gpu::float_to_half(static_cast<float>(v)));
+            break;
+        case DType::boolean:
+            put(bytes, k, static_cast<uint8_t>(v != 0.0));
+            break;
+        case DType::u64: // beyond int64's range through uint64
+            put(bytes, k, v >= 9223372036854775808.0 && v < 18446744073709551616.0 ? static_cast<uint64_t>(v)
+                                                                                    : static_cast<uint64_t>(trunc_to_int(v)));
+            break;
+        default:
+            put_int(bytes, dtype, k, trunc_to_int(v));
+            break;
+        }
+    }
+    return TensorData(dtype, std::move(dims), std::move(bytes));
+}
+
+TensorData TensorData::from_ints(DType dtype, std::vector<int64_t> dims, std::span<const int64_t> values) {
+    if (is_float(dtype)) {
+        std::vector<double> d(values.begin(), values.end());
+        return from_doubles(dtype, std::move(dims), d);
+    }
+    std::vector<std::byte> bytes(values.size() * dtype_size(dtype));
+    for (size_t k = 0; k < values.size(); ++k) put_int(bytes, dtype, k, values[k]);
+    return TensorData(dtype, std::move(dims), std::move(bytes));
+}
+
+TensorData TensorData::converted(DType to) const {
+    if (to == dtype_) return *this;
+    if (is_float(dtype_) || dtype_ == DType::u64) {
+        const auto d = to_doubles();
+        if (dtype_ == DType::u64 && !is_float(to)) return from_ints(to, dims_, to_int64s());
+        return from_doubles(to, dims_, d);
+    }
+    return from_ints(to, dims_, to_int64s());
 }
 
 std::string describe(const TensorData& tensor) {

@@ -57,6 +57,18 @@ DType to_dtype(int32_t type, const Context& ctx, const std::string& what) {
         return DType::u8;
     case onnx::TensorProto_DataType_BOOL:
         return DType::boolean;
+    case onnx::TensorProto_DataType_DOUBLE:
+        return DType::f64;
+    case onnx::TensorProto_DataType_INT8:
+        return DType::i8;
+    case onnx::TensorProto_DataType_INT16:
+        return DType::i16;
+    case onnx::TensorProto_DataType_UINT16:
+        return DType::u16;
+    case onnx::TensorProto_DataType_UINT32:
+        return DType::u32;
+    case onnx::TensorProto_DataType_UINT64:
+        return DType::u64;
     case onnx::TensorProto_DataType_UNDEFINED:
         ctx.fail(what + " has no data type");
     default:
@@ -64,7 +76,7 @@ DType to_dtype(int32_t type, const Context& ctx, const std::string& what) {
     }
     if (!onnx::TensorProto_DataType_IsValid(type)) ctx.fail(what + " has an invalid " + onnx_type_name(type));
     ctx.fail(what + " is " + onnx_type_name(type) +
-                 "; vkml supports FLOAT, FLOAT16, INT32, INT64, UINT8 and BOOL",
+                 "; vkml supports FLOAT, FLOAT16, DOUBLE, INT8-64, UINT8-64 and BOOL",
              ErrorCode::Unsupported);
 }
 
@@ -165,6 +177,24 @@ TensorData to_tensor(const onnx::TensorProto& t, const Context& ctx, const std::
         case DType::u8:
         case DType::boolean:
             bytes = from_field<uint8_t>(t.int32_data(), n, ctx, what, "int32_data");
+            break;
+        case DType::f64:
+            bytes = from_field<double>(t.double_data(), n, ctx, what, "double_data");
+            break;
+        case DType::i8:
+            bytes = from_field<int8_t>(t.int32_data(), n, ctx, what, "int32_data");
+            break;
+        case DType::i16:
+            bytes = from_field<int16_t>(t.int32_data(), n, ctx, what, "int32_data");
+            break;
+        case DType::u16:
+            bytes = from_field<uint16_t>(t.int32_data(), n, ctx, what, "int32_data");
+            break;
+        case DType::u32:
+            bytes = from_field<uint32_t>(t.uint64_data(), n, ctx, what, "uint64_data");
+            break;
+        case DType::u64:
+            bytes = from_field<uint64_t>(t.uint64_data(), n, ctx, what, "uint64_data");
             break;
         case DType::undefined:
             break;

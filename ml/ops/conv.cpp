@@ -105,6 +105,21 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
     const AxisOut ax_h =
         s == 2 ? conv_axis(mode, g.h, g.kh, g.sh, g.dh, pads[0], pads[2], "H") : AxisOut{1, 0, 0};
 
+    if (uint32_t(desc.pad_mode) > uint32_t(ConvPadMode::Edge))
+        fail(op, "pad_mode", "unknown padding mode " + std::to_string(uint32_t(desc.pad_mode)));
+    if (desc.pad_mode == ConvPadMode::Reflect) {
+        // Mirroring reads position -p as p: each pad must stay inside the axis.
+        auto check = [&](const AxisOut& ax, int64_t size, const char* axis) {
+            if (ax.pad_begin >= size || ax.pad_end >= size)
+                fail(op, "pads",
+                     std::string("reflect padding needs pads below the input's ") + axis + " size " +
+                         std::to_string(size) + ", got " + std::to_string(ax.pad_begin) + " and " +
+                         std::to_string(ax.pad_end));
+        };
+        check(ax_w, g.w, "W");
+        if (s == 2) check(ax_h, g.h, "H");
+    }
+
     auto conv = std::unique_ptr<Conv>(new Conv(device));
     conv->pads_ = {ax_h.pad_begin, ax_w.pad_begin, ax_h.pad_end, ax_w.pad_end};
     conv->has_bias_ = desc.bias.has_value();
@@ -171,7 +186,9 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
     const ActivationKind act = desc.activation.kind;
     const uint32_t oh = uint32_t(ax_h.out), ow = uint32_t(ax_w.out);
     const detail::conv::CoopTile* coop =
-        kernel == ConvKernel::TensorCore ? &detail::conv::coop_tile(uint64_t(m), !gemm1x1_ok) : nullptr;
+        kernel == ConvKernel::TensorCore
+            ? &detail::conv::coop_tile(uint64_t(m), !gemm1x1_ok || uint64_t(g.n) * oh * ow >= 32768)
+            : nullptr;
     conv->gemm_form_ = kernel == ConvKernel::Gemm1x1 || (coop && gemm1x1_ok);
     if (conv->gemm_form_) {
         // Y[n] = W[M, C] x X[n][C, H*W] + bias broadcast along the pixels.
@@ -200,13 +217,18 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
         if (p > INT32_MAX) fail(op, "pads", std::to_string(p) + " exceeds the kernels' 32-bit offsets");
     detail::conv::ConvSpec spec = detail::conv::conv_spec(
         g, m, oh, ow, ax_h.pad_begin, ax_w.pad_begin, desc.group, conv->has_bias_, desc.residual, act);
+    spec.pad_mode = uint32_t(desc.pad_mode);
     // The tensor cores read the weights tap-major: a small re-pack into scratch before each run.
-    auto pack_taps = [&] {
+    // fold_kw: [M][KH][C * KW padded to 8] for the staged-window kernel's folded variants;
+    // fold_m: [M * KW][KH][C] for its output-folded ones (same size as the weights).
+    auto pack_taps = [&](uint32_t fold_kw = 0, uint32_t fold_m = 0) {
         spec.packed_w = true;
+        const uint32_t cp = (spec.c * spec.kw + 7) / 8 * 8;
         conv->pack_pipeline_ = &device.pipeline({.shader = detail::shader_for(device, op, "conv_pack_taps", desc.input.dtype),
                                                  .bindings = 2,
-                                                 .specialization = {spec.m, spec.c, spec.kh * spec.kw}});
-        conv->packed_bytes_ = uint64_t(desc.weight.shape.elements()) * gpu::dtype_size(desc.weight.dtype);
+                                                 .specialization = {spec.m, spec.c, spec.kh * spec.kw, fold_kw, cp, fold_m}});
+        const uint64_t elements = fold_kw ? uint64_t(spec.m) * spec.kh * cp : uint64_t(desc.weight.shape.elements());
+        conv->packed_bytes_ = elements * gpu::dtype_size(desc.weight.dtype);
         conv->scratch_bytes_ = conv->packed_bytes_;
     };
     if (coop && detail::conv::coop_tap_major(spec)) pack_taps();
@@ -263,7 +285,10 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
         // 3x3, 5x5 and 9x9 stride 1: the staged-window kernel, 16/32/64 channels x 8 rows of 32
         // pixels a workgroup; the tiles are walked grid-stride (VKML_HALO_GROUPS caps the workgroups).
         conv->halo_ = true;
-        if (!spec.packed_w) pack_taps(); // it reads the weights tap-major whatever the geometry
+        if (halo->fold || halo->mfold) // (replaces a tap-major pack: 64 virtual rows or channels at most)
+            pack_taps(halo->fold ? spec.kw : 0, halo->mfold ? spec.kw : 0);
+        else if (!spec.packed_w)
+            pack_taps(); // it reads the weights tap-major whatever the geometry
         const uint64_t tiles = halo_tiles(*halo), blocks = halo_blocks(*halo);
         static const int64_t cap = detail::conv::tuning_knob("VKML_HALO_GROUPS", 0, 0, INT64_MAX);
         const auto& limits = device.caps().max_workgroup_count;
@@ -311,7 +336,7 @@ void Conv::record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs,
         wk = {scratch.buffer, scratch.offset, packed_bytes_};
         const gpu::BufferRange pack_bufs[] = {w, wk};
         cmd.dispatch(*pack_pipeline_, pack_bufs, nullptr, 0,
-                     cmd.groups_for(*pack_pipeline_, uint64_t(inputs[1].elements())));
+                     cmd.groups_for(*pack_pipeline_, packed_bytes_ / gpu::dtype_size(inputs[1].dtype())));
         gpu::barrier::compute_to_compute(cmd);
     }
     const std::array<float, 2> push{push_[0], push_[1]};

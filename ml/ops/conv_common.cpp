@@ -127,7 +127,8 @@ std::vector<uint32_t> ConvSpec::values() const {
             direct_ob,
             direct_px,
             split,
-            split_chunk};
+            split_chunk,
+            pad_mode};
 }
 
 ConvSpec conv_spec(const ConvGeometry& g, int64_t m, int64_t oh, int64_t ow, int64_t pad_top,
@@ -206,28 +207,48 @@ const HaloTile* halo_tile(const gpu::Device& device, const ConvSpec& s) {
         return v ? std::string("_") + v : std::string();
     }();
     // Must match the conv_halo lines of shaders/conv.list.
-    static const HaloTile tiles[] = {{"conv_halo_h16", 16, 256, 8, 3},  {"conv_halo_h32", 32, 256, 8, 3},
-                                     {"conv_halo_h64", 64, 256, 8, 3},  {"conv_halo_h64f", 64, 128, 8, 3},
-                                     {"conv_halo_h64s", 64, 128, 4, 3}, {"conv_halo5_h16", 16, 256, 8, 5},
-                                     {"conv_halo5_h32", 32, 256, 8, 5}, {"conv_halo5_h64", 64, 256, 8, 5},
-                                     {"conv_halo9_h16", 16, 256, 8, 9}, {"conv_halo9_h32", 32, 256, 8, 9}};
+    static const HaloTile tiles[] = {
+        {"conv_halo_h16", 16, 256, 8, 3},   {"conv_halo_h32", 32, 256, 8, 3},   {"conv_halo_h64", 64, 256, 8, 3},
+        {"conv_halo_h64f", 64, 128, 8, 3},  {"conv_halo_h64s", 64, 128, 4, 3},  {"conv_halo5_h16", 16, 256, 8, 5},
+        {"conv_halo5_h32", 32, 256, 8, 5},  {"conv_halo5_h64", 64, 256, 8, 5},  {"conv_halo9_h16", 16, 256, 8, 9},
+        {"conv_halo9_h32", 32, 256, 8, 9},  {"conv_halo3f_h16", 16, 256, 8, 3, true},
+        {"conv_halo3f_h32", 32, 256, 8, 3, true}, {"conv_halo3f_h64", 64, 256, 8, 3, true},
+        {"conv_halo9f_h16", 16, 256, 8, 9, true}, {"conv_halo9f_h32", 32, 256, 8, 9, true},
+        {"conv_halo9m_h32", 32, 256, 8, 9, false, true}, {"conv_halo3m_h16", 16, 256, 8, 3, false, true}};
     if (disabled || s.kh != s.kw || (s.kh != 3 && s.kh != 5 && s.kh != 9)) return nullptr;
-    if (s.sh != 1 || s.sw != 1 || s.dh != 1 || s.dw != 1 || s.group != 1 || s.c % 8 != 0) return nullptr;
+    if (s.sh != 1 || s.sw != 1 || s.dh != 1 || s.dw != 1 || s.group != 1) return nullptr;
     if (s.pt < 0 || s.pt >= int32_t(s.kh) || s.pl < 0 || s.pl >= int32_t(s.kw)) return nullptr;
-    const HaloTile* pick = nullptr;
+    // Few input channels (an RGB first layer): the kernel's columns become channels, where they
+    // fill 3/4 of their 16-deep fragments (a 9x9 RGB layer: 27 of 32; a 3x3 one, 9 of 16, ran
+    // slower than the implicit GEMM on an H100: 120 against 95 us for 3->64 at 960x540).
+    const bool fold = s.c % 8 != 0;
+    const uint64_t virt = uint64_t(s.c) * s.kw;
+    if (fold && (virt > 64 || virt * 4 < (virt + 15) / 16 * 16 * 3)) return nullptr;
+    // Few output channels (a 9x9 32->3 last layer): the kernel's columns become output rows.
+    bool mfold = false;
     for (const HaloTile& t : tiles)
-        if (t.ks == s.kh && (forced.empty() ? t.rows >= std::min<uint32_t>(s.m, 64) : std::string(t.shader).ends_with(forced))) {
+        mfold |= !fold && t.mfold && t.ks == s.kh && uint64_t(s.m) * s.kw <= t.rows;
+    const HaloTile* pick = nullptr;
+    const HaloTile* largest = nullptr;
+    for (const HaloTile& t : tiles) {
+        if (t.ks != s.kh || t.fold != fold || t.mfold != mfold) continue;
+        if (!forced.empty()) {
+            if (std::string(t.shader).ends_with(forced)) pick = &t;
+        } else if (!pick && t.rows >= std::min<uint32_t>(s.m, 64)) {
             pick = &t;
-            break;
         }
-    // 9x9 comes with at most 32 rows (a style network's last layer, 32 -> 3): more take the
-    // largest tile in several row blocks.
-    if (!pick && forced.empty() && s.kh == 9) pick = &tiles[9];
+        if (t.threads == 256 && (!largest || t.rows > largest->rows)) largest = &t;
+    }
+    // 9x9 comes with at most 32 rows (a style network's first and last layers, 3 -> 32 and
+    // 32 -> 3): more take the largest tile in several row blocks.
+    if (!pick && forced.empty() && s.kh == 9) pick = largest;
     if (!pick) return nullptr;
-    // The window: tile rows + KS - 1 by 48 columns of 16 channels (3 units of 16 bytes a pixel);
-    // the weights: rows x (taps of KG kernel rows x 16 channels + 1 unit of padding).
-    const uint32_t kg = pick->ks == 3 ? 3 : 1;
-    const uint32_t bytes = ((pick->tile_rows + pick->ks - 1) * 48 * 3 + pick->rows * (kg * pick->ks * 2 + 1)) * 16;
+    // The window: tile rows + KS - 1 by 48 columns (32 folded) of 16 channels (3 units of 16
+    // bytes a pixel); the weights: rows x (taps of KG kernel rows x 16 channels + 1 unit of padding).
+    const bool folded = pick->fold || pick->mfold;
+    const uint32_t kg = folded || pick->ks == 3 ? pick->ks : 1, kwv = folded ? 1 : pick->ks;
+    const uint32_t bytes =
+        ((pick->tile_rows + pick->ks - 1) * (pick->fold ? 32 : 48) * 3 + pick->rows * (kg * kwv * 2 + 1)) * 16;
     return device.caps().max_shared_memory >= bytes ? pick : nullptr;
 }
 
@@ -249,7 +270,7 @@ uint64_t split_target() {
     return target;
 }
 
-const CoopTile& coop_tile(uint64_t rows, bool gather) {
+const CoopTile& coop_tile(uint64_t rows, bool wide) {
     // Must match the -DCM_* lines of shaders/conv.list.
     static const CoopTile tiles[] = {{"_cm16", 16, 128, 64},
                                      {"_cm32", 32, 128, 128},
@@ -263,9 +284,10 @@ const CoopTile& coop_tile(uint64_t rows, bool gather) {
     }();
     for (const CoopTile& t : tiles)
         if (forced == t.suffix) return t;
-    // The implicit GEMM's gathers take the wider 64-row tile (fewer, longer tiles: 0.97 against 1.17
-    // ms for a 3x3 64->64 conv at 960x540 on an H100); plain GEMMs the 128-column one.
-    if (gather && rows > 32 && rows <= 64) return tiles[4];
+    // Wide: the 256-column 64-row tile (fewer, longer tiles): the implicit GEMM's gathers (0.97
+    // against 1.17 ms for a 3x3 64->64 conv at 960x540 on an H100) and 1x1 convolutions over many
+    // pixels (64->64 at 960x540: 80 against 110 us); other plain GEMMs the 128-column one.
+    if (wide && rows > 32 && rows <= 64) return tiles[4];
     for (int i = 0; i < 4; ++i)
         if (rows <= tiles[i].rows) return tiles[i];
     return tiles[3];

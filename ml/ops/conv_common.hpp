@@ -50,6 +50,7 @@ struct ConvSpec {
     uint32_t direct_ob = 1; // conv/direct.comp: output channels per invocation (group 1)
     uint32_t direct_px = 1; // conv/direct.comp: output pixels of a row per invocation
     uint32_t split = 1, split_chunk = 1; // tensor-core igemm: K chunks (conv/split_reduce.comp adds them)
+    uint32_t pad_mode = 0; // ConvPadMode: what the padding reads (conv_src in conv/conv_spec.glsl)
     std::vector<uint32_t> values() const;
 };
 // Whether the tensor-core implicit GEMM walks K tap by tap for this geometry (mirrors TAP_MAJOR in
@@ -61,10 +62,14 @@ bool coop_tap_major(const ConvSpec& spec);
 struct HaloTile {
     const char* shader;
     uint32_t rows, threads, tile_rows, ks;
+    bool fold = false;  // the kernel's columns folded into the channels (few input channels)
+    bool mfold = false; // ... into the output rows (few output channels)
 };
-// The variant for this geometry on this device, or nullptr: 3x3 or 5x5, stride 1, dilation 1,
-// group 1, pads top/left below the kernel size, C a multiple of 8, the shared memory within the
-// device's limit, and VKML_DISABLE_CONV_HALO unset. VKML_HALO_TILE=h64f|h64s|... forces one.
+// The variant for this geometry on this device, or nullptr: 3x3, 5x5 or 9x9, stride 1, dilation 1,
+// group 1, pads top/left below the kernel size, C a multiple of 8 (or, at 3x3 and 9x9, C * KW up
+// to 64: the folded variants; M * KW up to the tile's rows: the output-folded ones), the shared
+// memory within the device's limit, and
+// VKML_DISABLE_CONV_HALO unset. VKML_HALO_TILE=h64f|h64s|... forces one.
 const HaloTile* halo_tile(const gpu::Device& device, const ConvSpec& spec);
 ConvSpec conv_spec(const ConvGeometry& g, int64_t m, int64_t oh, int64_t ow, int64_t pad_top,
                    int64_t pad_left, int64_t group, bool has_bias, bool has_residual, ActivationKind act);
@@ -99,8 +104,8 @@ struct CoopTile {
 // VK_NV_cooperative_matrix with a 16x16x16 f16 x f16 -> f32 shape, 32-wide subgroups.
 bool coop_available(const gpu::Device& device, DType dtype);
 // The tile for an output of `rows` rows (channels): the smallest whose rows cover them, up to 128;
-// `gather` for the implicit-GEMM convolution.
-const CoopTile& coop_tile(uint64_t rows, bool gather = false);
+// `wide` prefers the 256-column tile at 33-64 rows (implicit GEMMs, 1x1 convolutions of many pixels).
+const CoopTile& coop_tile(uint64_t rows, bool wide = false);
 // The fewest output rows (channels) for which Auto takes the tensor cores (VKML_COOP_MIN_ROWS
 // overrides it, for tuning with vkml bench ops).
 // A numeric tuning environment variable, clamped to [lo, hi]; `fallback` when unset. Read once by

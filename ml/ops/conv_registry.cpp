@@ -6,14 +6,14 @@ void add_conv_ops(std::vector<OpInfo>& out) {
     const char* family = "Convolution";
     out.push_back(
         {"Conv", family, "f32, f16",
-         "2-D NCHW (1-D as H = 1; 3-D unsupported). group (depthwise included), strides, dilations, "
+         "2-D NCHW (1-D as H = 1; 3-D NCDHW through ops::Conv3d, one invocation per output, fp32 sums). group (depthwise included), strides, dilations, "
          "asymmetric pads, auto_pad NOTSET/SAME_UPPER/SAME_LOWER/VALID, optional bias, kernel_shape checked "
          "against W. Fused activation and residual add (extra input): y = act(conv + bias + residual). "
          "Kernels: 1x1 GEMM (1x1, stride 1, no pads, group 1), tiled implicit GEMM through shared memory "
          "(group 1, kernel 3x3 or more; 64x64 tiles, 8 KiB), direct (everything else). fp32 accumulation."});
     out.push_back(
         {"ConvTranspose", family, "f32, f16",
-         "2-D NCHW (1-D as H = 1). group, strides, dilations, pads, output_padding, output_shape "
+         "2-D NCHW (1-D as H = 1; 3-D NCDHW through ops::Conv3d). group, strides, dilations, pads, output_padding, output_shape "
          "(pads derived as ONNX says), auto_pad, optional bias; fused activation and residual as in "
          "Conv. Direct gather kernel, fp32 accumulation."});
     out.push_back({"Gemm", family, "f32, f16",

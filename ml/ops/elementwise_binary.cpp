@@ -14,7 +14,10 @@ namespace ew = detail::elementwise;
 namespace {
 
 bool is_compare(BinaryKind kind) {
-    return uint32_t(kind) >= uint32_t(BinaryKind::Equal);
+    return uint32_t(kind) >= uint32_t(BinaryKind::Equal) && uint32_t(kind) <= uint32_t(BinaryKind::Xor);
+}
+bool is_shift(BinaryKind kind) {
+    return kind == BinaryKind::BitShiftLeft || kind == BinaryKind::BitShiftRight;
 }
 bool is_logic(BinaryKind kind) {
     return kind == BinaryKind::And || kind == BinaryKind::Or || kind == BinaryKind::Xor;
@@ -52,6 +55,10 @@ uint32_t code_of(BinaryKind kind, int64_t fmod) {
         return ew::code_or;
     case BinaryKind::Xor:
         return ew::code_xor;
+    case BinaryKind::BitShiftLeft:
+        return ew::code_shl;
+    case BinaryKind::BitShiftRight:
+        return ew::code_shr;
     }
     return 0;
 }
@@ -110,12 +117,15 @@ const char* binary_name(BinaryKind kind) {
         return "Or";
     case BinaryKind::Xor:
         return "Xor";
+    case BinaryKind::BitShiftLeft:
+    case BinaryKind::BitShiftRight:
+        return "BitShift";
     }
     return "Binary";
 }
 
 std::unique_ptr<Binary> Binary::create(gpu::Device& device, const BinaryDesc& desc) {
-    if (uint32_t(desc.kind) > uint32_t(BinaryKind::Xor))
+    if (uint32_t(desc.kind) > uint32_t(BinaryKind::BitShiftRight))
         fail("Binary", "kind", "unknown kind " + std::to_string(uint32_t(desc.kind)));
     const char* name = binary_name(desc.kind);
     const DType dtype = desc.a.dtype;
@@ -124,7 +134,9 @@ std::unique_ptr<Binary> Binary::create(gpu::Device& device, const BinaryDesc& de
         if (dtype != DType::u8) fail(name, "a", "must be u8 (bool), is " + dname);
     } else if (is_compare(desc.kind)) {
         if (dtype == DType::i64) fail(name, "a", "must be f32, f16, i32 or u8, is " + dname);
-    } else if (desc.kind == BinaryKind::Pow || desc.kind == BinaryKind::PRelu) {
+    } else if (is_shift(desc.kind)) {
+        if (dtype != DType::i32) fail(name, "a", "must be i32, is " + dname);
+    } else if (desc.kind == BinaryKind::PRelu) {
         if (!is_float(dtype)) fail(name, "a", "must be f32 or f16, is " + dname);
     } else if (!is_float(dtype) && dtype != DType::i32) {
         fail(name, "a", "must be f32, f16 or i32, is " + dname);

@@ -28,6 +28,8 @@ enum BinaryCode : uint32_t {
     code_min = 9,
     code_add_scale = 10,
     code_first = 11,
+    code_shl = 12,
+    code_shr = 13,
 };
 // Comparison and logic codes (elementwise_compare), as in ops.glsl.
 enum CompareCode : uint32_t {

@@ -37,6 +37,8 @@ void add_elementwise_ops(std::vector<OpInfo>& out) {
     unary("Erf", "f32, f16", "rational approximation, absolute error below 1.2e-7" + fused);
     unary("Sign", "f32, f16, i32", exact16 + " (i32: integer)" + fused);
     unary("Not", "u8 (bool)", "nonzero -> 0, zero -> 1");
+    unary("IsNaN", "f32, f16 -> bool", "elementwise_classify");
+    unary("IsInf", "f32, f16 -> bool", "detect_negative, detect_positive");
     unary("Relu", "f32, f16, i32", exact16 + " (i32: integer)" + fused);
     // Parameterized activations stay fp32: f16 would round alpha/beta, and HardSigmoid/HardSwish
     // cancel near their kinks. The transcendental ones lose accuracy and overflow in f16 (exp(12)).
@@ -68,11 +70,20 @@ void add_elementwise_ops(std::vector<OpInfo>& out) {
     out.push_back({"Mul", f, "f32, f16, i32", bcast + "; " + add16 + fused});
     out.push_back({"Div", f, "f32, f16, i32",
                    bcast + "; i32 truncates toward zero, division by 0 undefined; " + div16 + fused});
-    out.push_back({"Pow", f, "f32, f16",
+    out.push_back({"Pow", f, "f32, f16, i32",
                    bcast +
-                       "; base and exponent of one dtype (no mixed T/T1); negative base with an integral "
+                       "; a float base takes the exponent in its dtype; negative base with an integral "
                        "exponent as C pow, NaN otherwise; " +
-                       math + fused});
+                       math + fused + "; integer base and exponent: exact by squaring (i32, wrapping), "
+                       "integer base with a float exponent: fp32, truncated to the base's type"});
+    for (const char* q : {"QuantizeLinear", "DequantizeLinear"})
+        out.push_back({q, f, "f32, f16 <-> uint8 (u8), int8 (held in i32)",
+                       "per tensor or per axis (axis); zero point optional; round half to even, saturating; "
+                       "fp32 math"});
+    out.push_back({"DynamicQuantizeLinear", f, "f32, f16 -> uint8",
+                   "range [min(0, min x), max(0, max x)] from one workgroup, then per element; fp32 math"});
+    out.push_back({"BitShift", f, "i32 (u8, u16, u32, u64 computed in 32 bits)",
+                   bcast + "; direction LEFT or RIGHT, logical; shifts of 32 or more give 0"});
     out.push_back({"Mod", f, "f32, f16, i32",
                    bcast +
                        "; fmod 1: C fmod (dividend's sign); fmod 0: divisor's sign, for floats too "

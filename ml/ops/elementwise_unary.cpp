@@ -149,6 +149,10 @@ const char* unary_name(UnaryKind kind) {
         return "ThresholdedRelu";
     case UnaryKind::Shrink:
         return "Shrink";
+    case UnaryKind::IsNaN:
+        return "IsNaN";
+    case UnaryKind::IsInf:
+        return "IsInf";
     }
     return "Unary";
 }
@@ -158,7 +162,13 @@ std::unique_ptr<Unary> Unary::create(gpu::Device& device, const UnaryDesc& desc)
         fail("Unary", "kind", "unknown kind " + std::to_string(uint32_t(desc.kind)));
     const char* name = unary_name(desc.kind);
     const DType dtype = desc.input.dtype;
-    if (desc.kind == UnaryKind::Not) {
+    const bool classify = desc.kind == UnaryKind::IsNaN || desc.kind == UnaryKind::IsInf;
+    if (classify) {
+        if (dtype != DType::f32 && dtype != DType::f16)
+            fail(name, "input", std::string("must be f32 or f16, is ") + gpu::dtype_name(dtype));
+        if (desc.activation.kind != ActivationKind::None)
+            fail(name, "activation", "a bool result takes no fused activation");
+    } else if (desc.kind == UnaryKind::Not) {
         if (dtype != DType::u8)
             fail(name, "input", std::string("must be u8 (bool), is ") + gpu::dtype_name(dtype));
     } else if (dtype == DType::i32) {
@@ -191,9 +201,27 @@ std::unique_ptr<Unary> Unary::create(gpu::Device& device, const UnaryDesc& desc)
     } else if (desc.approximate != "none") {
         fail(name, "approximate", std::string(name) + " has no approximate attribute");
     }
-    detail::elementwise::check_activation(name, desc.activation, dtype);
+    if (desc.kind != UnaryKind::IsInf && (!desc.detect_negative || !desc.detect_positive))
+        fail(name, "detect_negative", std::string(name) + " has no detect_negative/detect_positive attributes");
+    if (!classify) detail::elementwise::check_activation(name, desc.activation, dtype);
     detail::check_math(name, desc.math);
 
+    if (classify) {
+        auto op = std::make_unique<Unary>(device, Key{});
+        op->kind_ = desc.kind;
+        op->inputs_ = {desc.input};
+        op->outputs_ = {{desc.input.shape, DType::u8}};
+        op->push_ = {detail::to_u32(name, "input elements", desc.input.shape.elements()),
+                     desc.detect_negative ? 1.f : 0.f,
+                     desc.detect_positive ? 1.f : 0.f,
+                     0.f,
+                     0.f,
+                     0.f};
+        op->pipeline_ = &detail::elementwise::pipeline(
+            device, detail::shader_for(device, name, "elementwise_classify", dtype), 2, sizeof(Push),
+            {uint32_t(desc.kind), 0u});
+        return op;
+    }
     auto op = std::make_unique<Unary>(device, Key{});
     op->kind_ = desc.kind;
     op->inputs_ = {desc.input};

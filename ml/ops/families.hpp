@@ -15,5 +15,7 @@ void add_detect_ops(std::vector<OpInfo>& out);
 void add_color_ops(std::vector<OpInfo>& out);
 void add_loss_ops(std::vector<OpInfo>& out);
 void add_rnn_ops(std::vector<OpInfo>& out);
+void add_math_ops(std::vector<OpInfo>& out);
+void add_train_ops(std::vector<OpInfo>& out);
 void add_host_ops(std::vector<OpInfo>& out);
 } // namespace vkml::ops::detail

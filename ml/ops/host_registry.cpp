@@ -15,6 +15,9 @@ void add_host_ops(std::vector<OpInfo>& out) {
     out.push_back({"Range", family, "f32, f16, i32, i64", "exact int64 arithmetic; at most 2^27 elements."});
     out.push_back({"ConstantOfShape", family, all, "value; at most 2^27 elements."});
     out.push_back({"NonZero", family, all, "the output's shape depends on the data: host only."});
+    out.push_back({"Compress", family, all, "axis; the output's shape depends on the condition: host only."});
+    out.push_back({"Unique", family, all,
+                   "axis, sorted; outputs Y, indices, inverse_indices, counts; data-dependent shapes: host only."});
     for (const char* w : {"HannWindow", "HammingWindow", "BlackmanWindow"})
         out.push_back({w, family, "f32, f16, i32, i64", "periodic, output_datatype; computed in double."});
 }

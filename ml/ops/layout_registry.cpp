@@ -60,6 +60,13 @@ void add_layout_ops(std::vector<OpInfo>& out) {
     out.push_back({"GridSample", family, "f32, f16",
                    "2-D; mode bilinear/linear, nearest, bicubic/cubic (opsets 16 and 20); padding_mode zeros, "
                    "border, reflection; align_corners; fp32 arithmetic."});
+    out.push_back({"ReverseSequence", family, all,
+                   "time_axis, batch_axis (0 and 1); sequence_lens a tensor (i32; lengths clamped to [0, T])"});
+    out.push_back({"MaxUnpool", family, "f32, f16",
+                   "2-D; kernel_shape, strides, pads, output_shape (a constant input); indices outside Y skipped"});
+    out.push_back({"RoiAlign", family, "f32, f16",
+                   "opsets 10 and 16: mode avg/max (max as ONNX Runtime), output_height/width, sampling_ratio "
+                   "(adaptive grids capped at 1024 a side), spatial_scale, coordinate_transformation_mode; fp32"});
     out.push_back({"Trilu", family, all,
                    "upper, k (a constant); zeroes outside the triangle of the last two dims." + exact});
     out.push_back({"Tile", family, all, "repeats (0 allowed). One strided-copy dispatch." + exact});

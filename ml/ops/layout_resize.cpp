@@ -16,7 +16,8 @@ enum class Ctm : uint32_t {
     PytorchHalfPixel,
     AlignCorners,
     Asymmetric,
-    TfCropAndResize
+    TfCropAndResize,
+    TfHalfPixelForNn
 };
 
 template <class Enum, size_t N>
@@ -37,6 +38,7 @@ struct Axis {
     int64_t in = 1, out = 1;
     float num = 1.f, den = 1.f, roi0 = 0.f, roi1 = 1.f;
     bool identity = true;
+    bool listed = false; // in `axes`
 };
 
 } // namespace
@@ -51,7 +53,8 @@ std::unique_ptr<Resize> Resize::create(gpu::Device& device, const ResizeDesc& de
     const Mode mode = parse<Mode>("mode", desc.mode, std::array{"nearest", "linear", "cubic"});
     const Ctm ctm = parse<Ctm>("coordinate_transformation_mode", desc.coordinate_transformation_mode,
                                std::array{"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
-                                          "align_corners", "asymmetric", "tf_crop_and_resize"});
+                                          "align_corners", "asymmetric", "tf_crop_and_resize",
+                                          "tf_half_pixel_for_nn"});
     const uint32_t nearest =
         parse<uint32_t>("nearest_mode", desc.nearest_mode,
                         std::array{"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"});
@@ -103,6 +106,7 @@ std::unique_ptr<Resize> Resize::create(gpu::Device& device, const ResizeDesc& de
     }
     for (size_t i = 0; i < n; ++i) {
         Axis& ax = dims[axes[i]];
+        ax.listed = true;
         if (ax.in <= 0) fail("Resize", "input", "resized dimensions must not be empty");
         if (crop && !desc.roi.empty()) {
             ax.roi0 = desc.roi[i];
@@ -137,8 +141,11 @@ std::unique_ptr<Resize> Resize::create(gpu::Device& device, const ResizeDesc& de
     for (Axis& ax : dims) {
         const bool same_len = ax.out == ax.in;
         switch (ctm) {
-        case Ctm::AlignCorners:
-            ax.identity = same_len;
+        case Ctm::AlignCorners: // scales: the resized length is in * scale, unrounded
+            ax.identity = same_len && (ax.in == 1 || ax.num == ax.den * float(ax.out) / float(ax.in));
+            break;
+        case Ctm::TfHalfPixelForNn: // (x + 0.5) / scale moves even an unscaled axis (as ONNX's reference)
+            ax.identity = !ax.listed || ax.in == 1;
             break;
         case Ctm::TfCropAndResize:
             ax.identity = same_len && (ax.in == 1 || (ax.roi0 == 0.f && ax.roi1 == 1.f));

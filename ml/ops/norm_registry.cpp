@@ -10,9 +10,9 @@ void add_norm_ops(std::vector<OpInfo>& out) {
         "moments in scratch, merged by a second dispatch); fused activation";
     out.push_back(
         {"BatchNormalization", family, "f32, f16",
-         "inference only (training_mode 0; 1 is unsupported); epsilon; momentum ignored; scale, B, "
-         "input_mean, input_var [C] in X's dtype (mixed T1/T2 dtypes unsupported); X rank >= 2; fused "
-         "activation; one element-wise pass"});
+         "training_mode 0 (one element-wise pass, fused activation) and 1 (batch statistics and the "
+         "running_mean / running_var outputs with momentum; one invocation per channel); epsilon; scale, B, "
+         "input_mean, input_var [C] in X's dtype (mixed T1/T2 dtypes unsupported); X rank >= 2"});
     out.push_back({"InstanceNormalization", family, "f32, f16",
                    std::string("epsilon; scale and B [C] in X's dtype; X rank >= 3; ") + grouped});
     out.push_back(

@@ -45,7 +45,8 @@ void add_reduce_ops(std::vector<OpInfo>& out) {
                        std::string("opset 13 (one axis, negative allowed); max-subtracting online form. ") +
                            reduce_paths});
     const std::string window =
-        "2-D NCHW only; kernel_shape, strides, pads, dilations, auto_pad (NOTSET, VALID, "
+        "1-D, 2-D NCHW and (MaxPool, AveragePool without Indices; one invocation per output) 3-D NCDHW; "
+        "kernel_shape, strides, pads, dilations, auto_pad (NOTSET, VALID, "
         "SAME_UPPER, SAME_LOWER), ceil_mode (windows starting in the end padding are "
         "dropped); pads must be smaller than the dilated window.";
     out.push_back(

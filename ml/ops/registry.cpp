@@ -18,6 +18,8 @@ const std::vector<OpInfo>& registry() {
         detail::add_color_ops(v);
         detail::add_loss_ops(v);
         detail::add_rnn_ops(v);
+        detail::add_math_ops(v);
+        detail::add_train_ops(v);
         detail::add_host_ops(v);
         std::stable_sort(v.begin(), v.end(), [](const OpInfo& a, const OpInfo& b) {
             return a.family != b.family ? a.family < b.family : a.type < b.type;

@@ -23,6 +23,21 @@ layout(constant_id = 15) const uint G = 1;  // groups
 layout(constant_id = 16) const uint HAS_BIAS = 0;
 layout(constant_id = 17) const uint HAS_RES = 0;
 layout(constant_id = 18) const uint ACT = 0; // ActivationKind
+// Padding: 0 zeros, 1 reflect (ONNX Pad's "reflect": -1 reads 1), 2 edge (-1 reads 0). Ids 19-23
+// belong to the kernels.
+layout(constant_id = 24) const uint PAD_MODE = 0;
+
+// The input coordinate that position i of an axis of n elements reads under PAD_MODE; with zero
+// padding i itself (the caller reads 0 out of range). Reflect needs pads below n (checked on the
+// C++ side); positions further out (a tile's window past the last output) stay out of range.
+int conv_src(int i, uint n) {
+    if (PAD_MODE == 1) {
+        i = i < 0 ? -i : i;
+        return i >= int(n) ? 2 * int(n) - 2 - i : i;
+    }
+    if (PAD_MODE == 2) return clamp(i, 0, int(n) - 1);
+    return i;
+}
 
 const uint CG = C / G; // input channels per group
 const uint MG = M / G; // output channels per group

@@ -33,12 +33,12 @@ void main() {
     for (uint c = 0; c < CG; ++c) {
         const uint x_base = (n * C + g * CG + c) * H * W;
         for (uint kh = 0; kh < KH; ++kh) {
-            const int ih = ih0 + int(kh * DH);
+            const int ih = conv_src(ih0 + int(kh * DH), H);
             if (ih < 0 || ih >= int(H)) continue;
             for (uint kw = 0; kw < KW; ++kw) {
                 float xv[PX];
                 for (uint q = 0; q < PX; ++q) {
-                    const int iw = iw0 + int(q * SW + kw * DW);
+                    const int iw = conv_src(iw0 + int(q * SW + kw * DW), W);
                     xv[q] = iw < 0 || iw >= int(W) ? 0.0 : float(x.data[x_base + uint(ih) * W + uint(iw)]);
                 }
                 const uint w_tap = (c * KH + kh) * KW + kw;

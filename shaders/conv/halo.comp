@@ -9,7 +9,7 @@
 #include "common.glsl"
 #include "activation.glsl"
 #include "conv/conv_spec.glsl"
-// Tensor-core KS x KS convolution (KS = 3 or 5), stride 1, dilation 1, group 1, f16 storage, fp32
+// Tensor-core KS x KS convolution (KS = 3, 5 or 9), stride 1, dilation 1, group 1, f16 storage, fp32
 // accumulation, with the input window ("halo") of an output tile staged in shared memory once for
 // all taps.
 //
@@ -30,7 +30,8 @@
 //
 // Compile-time tile (the .list line): CM_WM x CM_WN subgroups, each CM_FM x CM_FN fragments of
 // 16 x 16; BM = CM_WM * CM_FM * 16 channels, BN = CM_WN * CM_FN * 16 pixels = TH rows of 32; KS,
-// KG. Padding rows and columns and channels past C read as zeros. Needs C % 8 == 0 (whole 16-byte
+// KG. Padding rows and columns read as zeros, or reflect or repeat the edge (PAD_MODE; only the
+// units that cross an edge take the element-wise path); channels past C read as zeros. Needs C % 8 == 0 (whole 16-byte
 // weight units) and pads top/left below KS; the C++ side (ml/ops/conv_common.cpp) checks, and
 // mirrors the shared-memory sizes below.
 VKML_LOCAL_SIZE;
@@ -41,7 +42,21 @@ VKML_LOCAL_SIZE;
 #define BM (CM_WM * CM_FM * CM_L)
 #define BN (CM_WN * CM_FN * CM_L)
 #define TW 32
-#define TH (BN / TW)
+#ifndef MFOLD
+#define MFOLD 0
+#endif
+// MFOLD: few output channels (M * KW <= BM: a style network's 9x9 32->3 last layer): the kernel's
+// columns folded into the output rows instead. Row (m, kw) of A holds channel m's weights of
+// kernel column kw (re-packed [M * KW][KS][C] by conv/pack_taps.comp with FOLD_M), B runs over the
+// window's whole rows (BCOLS = 48 columns each, one per subgroup), so the accumulators are partial
+// sums P[(m, kw)][y][window column]; the epilogue adds y[m][y][x] = sum over kw of
+// P[(m, kw)][y][x + kw + 8 - PL]. 27 of 32 rows and 32 of 48 columns useful instead of 3 of 16 rows.
+#if MFOLD
+#define BCOLS 48
+#else
+#define BCOLS TW
+#endif
+#define TH (BN / BCOLS)
 #ifndef HALO_CC
 #define HALO_CC 16
 #endif
@@ -52,10 +67,40 @@ VKML_LOCAL_SIZE;
 #ifndef KG
 #define KG KS                 // kernel rows whose weights are staged at a time
 #endif
+#ifndef FOLD
+#define FOLD 0
+#endif
+// FOLD: few input channels (an RGB first layer, C * KW <= 64): the kernel's columns are folded
+// into the channels, so the kernel runs as KS x 1 over CV = C * KW virtual channels (padded to
+// a multiple of 8), virtual channel c * KW + kw of a pixel being channel c at column + kw - PL.
+// Each 16-deep fragment then holds 16 (channel, column) pairs instead of 3 channels and 13 zeros
+// (a 9x9 3->32 layer: 243 of 288 multiply-adds useful instead of 243 of 1296). The weights come
+// re-packed [M][KS][CV] (conv/pack_taps.comp with FOLD_KW), the window has no side columns.
+#if FOLD || MFOLD
+#define KWV 1
+#endif
+#if FOLD
+const uint CV = (C * KW + 7) / 8 * 8;
+#define HSIDE 0
+const uint PLV = 0;
+#else
+const uint CV = C;
+#define HSIDE 8
+const uint PLV = PL;
+#endif
+#ifndef KWV
+#define KWV KS
+#endif
+#if MFOLD
+const uint MROWS = M * KW; // rows of A
+#define MF_ROW (BCOLS / 4 + 1) // units (4 floats) per row of a subgroup's partial sums
+#else
+const uint MROWS = M;
+#endif
 #define GROUPS (KS / KG)      // steps per channel chunk
-#define TAPS (KG * KS)        // taps per step
+#define TAPS (KG * KWV)       // taps per step
 #define HROWS (TH + KS - 1)   // input rows of a tile's window
-#define HCOLS (TW + 16)       // input columns staged: 8 each side (whole units; pads < KS <= 8)
+#define HCOLS (TW + 2 * HSIDE) // input columns staged: HSIDE each side (whole units; pads < KS <= 8)
 #define PIX_UNITS (CC / 8 + 1) // 16-byte units per staged pixel, padded against bank conflicts
 #define W_ROW (TAPS * CC / 8 + 1) // units per staged weight row, padded
 #define HALO_TASKS (HROWS * (HCOLS / 8) * (CC / 8)) // 8 channels x 8 pixels each
@@ -64,8 +109,11 @@ VKML_LOCAL_SIZE;
 #define W_PER ((W_UNITS + CM_THREADS - 1) / CM_THREADS)
 #define C_ROW (CM_L / 4 + 1) // units (4 floats) per row of a subgroup's epilogue fragment
 
-#if BN % TW != 0 || KS % KG != 0 || KS > 9
+#if BN % BCOLS != 0 || KS % KG != 0 || KS > 9 || (MFOLD && (CM_FN * CM_L != BCOLS || CM_WM != 1))
 #error "conv halo: the pixel tile must be whole rows of 32"
+#endif
+#if MFOLD && CM_WN / 2 * BM * (BCOLS / 4 + 1) > HROWS * HCOLS * PIX_UNITS
+#error "conv halo: half of the subgroups' partial sums must fit the staged window"
 #endif
 #if CM_WM * CM_WN * CM_L * C_ROW > HROWS * HCOLS * PIX_UNITS
 #error "conv halo: the epilogue fragments must fit the staged window"
@@ -87,20 +135,41 @@ uvec4 rw[W_PER];
 const uint TILES_X = (OW + TW - 1) / TW;
 const uint TILES_Y = (OH + TH - 1) / TH;
 const uint TILES = N * TILES_X * TILES_Y;
-const uint CHUNKS = (C + CC - 1) / CC;
+const uint CHUNKS = (CV + CC - 1) / CC;
 const bool X_VEC = W % 8 == 0;
 
 // Global -> registers: kernel-row group rg of chunk q of tile t (the window with group 0).
 void fetch(uint t, uint q, uint rg, uint m0) {
     const uint tid = gl_LocalInvocationIndex;
     const uint n = t / (TILES_X * TILES_Y), ty = (t / TILES_X) % TILES_Y, tx = t % TILES_X;
-    const int ih0 = int(ty * TH) - int(PT), iw0 = int(tx * TW) - 8;
+    const int ih0 = int(ty * TH) - int(PT), iw0 = int(tx * TW) - HSIDE;
     if (rg == 0) [[unroll]] for (uint s = 0; s < HALO_PER; ++s) {
         const uint task = tid + s * CM_THREADS;
         const uint cg = task % (CC / 8), g = (task / (CC / 8)) % (HCOLS / 8), r = task / (CC / 8 * (HCOLS / 8));
         const uint c = q * CC + cg * 8;
-        const uint ih = uint(ih0 + int(r)); // wraps when negative
+        const uint ih = uint(conv_src(ih0 + int(r), H)); // wraps when negative
         const int iw = iw0 + int(g * 8);
+#if FOLD
+        // Virtual channels c .. c + 7: channel cv / KW's row ih from column iw + cv % KW - PL.
+        [[unroll]] for (uint e = 0; e < 8; ++e) {
+            const uint cv = c + e, ch = cv / KW;
+            const bool live = task < HALO_TASKS && cv < C * KW && ih < H;
+            const int col0 = iw + int(cv % KW) - int(PL);
+            const uint row = ((n * C + ch) * H + ih) * W;
+            if (live && X_VEC && col0 >= 0 && col0 + 8 <= int(W)) {
+                const uint sft = uint(col0) & 7u, u = (row + uint(col0) - sft) / 8;
+                const uvec4 lo = x8.data[u];
+                rx[s * 8 + e] = sft == 0 ? lo : shift_halves(lo, x8.data[u + 1], sft);
+            } else {
+                uint h[8];
+                [[unroll]] for (uint p = 0; p < 8; ++p) {
+                    const uint col = uint(conv_src(col0 + int(p), W));
+                    h[p] = live && col < W ? half_bits(x.data[row + col]) : 0u;
+                }
+                rx[s * 8 + e] = pack8(h);
+            }
+        }
+#else
         const bool live = task < HALO_TASKS && c < C && ih < H;
         const uint row = ((n * C + c) * H + ih) * W; // element offset of channel c's row ih
         if (live && X_VEC && iw >= 0 && iw + 8 <= int(W)) {
@@ -109,19 +178,20 @@ void fetch(uint t, uint q, uint rg, uint m0) {
             [[unroll]] for (uint e = 0; e < 8; ++e) {
                 uint h[8];
                 [[unroll]] for (uint p = 0; p < 8; ++p) {
-                    const uint col = uint(iw + int(p));
+                    const uint col = uint(conv_src(iw + int(p), W));
                     h[p] = live && col < W ? half_bits(x.data[row + e * H * W + col]) : 0u;
                 }
                 rx[s * 8 + e] = pack8(h);
             }
         }
+#endif
     }
-    // Weights [M][KS * KS][C] -> units (m, tap, 8 channels) of the chunk's kernel rows.
+    // Weights [M][KS * KWV][CV] -> units (m, tap, 8 channels) of the chunk's kernel rows.
     [[unroll]] for (uint s = 0; s < W_PER; ++s) {
         const uint u = tid + s * CM_THREADS;
         const uint cu = u % (CC / 8), tap = (u / (CC / 8)) % TAPS, m = m0 + u / (CC / 8 * TAPS);
         const uint c = q * CC + cu * 8;
-        rw[s] = u < W_UNITS && m < M && c < C ? w8.data[((m * KS * KS + rg * TAPS + tap) * C + c) / 8] : uvec4(0);
+        rw[s] = u < W_UNITS && m < MROWS && c < CV ? w8.data[((m * KS * KWV + rg * TAPS + tap) * CV + c) / 8] : uvec4(0);
     }
 }
 
@@ -197,15 +267,19 @@ void main() {
         if (nt < TILES) fetch(nt, nq, nrg, m0); // in flight while this step multiplies
 
         [[unroll]] for (uint tap = 0; tap < TAPS; ++tap) {
-            const uint kh = rg * KG + tap / KS, kw = tap % KS;
+            const uint kh = rg * KG + tap / KWV, kw = tap % KWV;
             [[unroll]] for (uint ks = 0; ks < CC / CM_L; ++ks) {
                 fcoopmatNV<16, gl_ScopeSubgroup, CM_L, CM_L> fa[CM_FM];
                 fcoopmatNV<16, gl_ScopeSubgroup, CM_L, CM_L> fb[CM_FN];
                 [[unroll]] for (uint i = 0; i < CM_FM; ++i)
                     coopMatLoadNV(fa[i], sh_w, (wm * CM_FM + i) * CM_L * W_ROW + tap * (CC / 8) + ks * 2, W_ROW, false);
                 [[unroll]] for (uint j = 0; j < CM_FN; ++j) {
-                    const uint p0 = (wn * CM_FN + j) * CM_L, y = p0 / TW, x = p0 % TW;
-                    coopMatLoadNV(fb[j], sh_x, ((y + kh) * HCOLS + x + kw + 8 - PL) * PIX_UNITS + ks * 2, PIX_UNITS, true);
+                    const uint p0 = (wn * CM_FN + j) * CM_L, y = p0 / BCOLS, x = p0 % BCOLS;
+#if MFOLD
+                    coopMatLoadNV(fb[j], sh_x, ((y + kh) * HCOLS + x) * PIX_UNITS + ks * 2, PIX_UNITS, true);
+#else
+                    coopMatLoadNV(fb[j], sh_x, ((y + kh) * HCOLS + x + kw + HSIDE - PLV) * PIX_UNITS + ks * 2, PIX_UNITS, true);
+#endif
                 }
                 [[unroll]] for (uint i = 0; i < CM_FM; ++i)
                     [[unroll]] for (uint j = 0; j < CM_FN; ++j)
@@ -213,6 +287,35 @@ void main() {
             }
         }
 
+#if MFOLD
+        if (nt != t) {
+            // Epilogue: subgroup `warp` holds P for output row `warp` of the tile. Half of the
+            // subgroups at a time store theirs (32 rows x 48 columns of floats) in the window's
+            // memory; invocation `lane` then sums output column `lane` of every channel.
+            const uint n = t / (TILES_X * TILES_Y), ty = (t / TILES_X) % TILES_Y, tx = t % TILES_X;
+            const uint oh = ty * TH + warp, ow = tx * TW + lane;
+            [[unroll]] for (uint round = 0; round < 2; ++round) {
+                barrier(); // the window (or the previous round's sums) is no longer read
+                const uint base = (warp % (CM_WN / 2)) * BM * MF_ROW;
+                if (warp / (CM_WN / 2) == round) {
+                    [[unroll]] for (uint i = 0; i < CM_FM; ++i)
+                        [[unroll]] for (uint j = 0; j < CM_FN; ++j)
+                            coopMatStoreNV(acc[i * CM_FN + j], sh_x, base + i * CM_L * MF_ROW + j * (CM_L / 4), MF_ROW, false);
+                    subgroupMemoryBarrierShared();
+                    subgroupBarrier();
+                    for (uint m = m0 / KW; m < min(M, (m0 + BM) / KW); ++m) {
+                        float a = 0.0;
+                        [[unroll]] for (uint kw = 0; kw < KS; ++kw) {
+                            const uint r = m * KW + kw - m0, col = lane + kw + 8 - PL;
+                            a += uintBitsToFloat(sh_x[base + r * MF_ROW + col / 4][col % 4]);
+                        }
+                        if (oh < OH && ow < OW) conv_store(((n * M + m) * OH + oh) * OW + ow, m, a);
+                    }
+                }
+            }
+            [[unroll]] for (uint f = 0; f < CM_FM * CM_FN; ++f) acc[f] = fcoopmatNV<32, gl_ScopeSubgroup, CM_L, CM_L>(0.0);
+        }
+#else
         if (nt != t) {
             // Epilogue of tile t through this subgroup's part of the window memory: invocation
             // `lane` takes row lane / 2 (an output channel), columns (lane % 2) * 8 ... + 7.
@@ -236,6 +339,7 @@ void main() {
                 }
             }
         }
+#endif
         if (nt >= TILES) break;
         t = nt;
         q = nq;

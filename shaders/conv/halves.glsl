@@ -14,4 +14,18 @@ float unpack_half(uvec4 u, uint e) {
     return float(uint16BitsToFloat16(uint16_t((u[e / 2] >> (16 * (e % 2))) & 0xffffu)));
 }
 
+// Halves s .. s + 7 of the 16 in lo, hi. s is the same for a whole slice of an invocation.
+uvec4 shift_halves(uvec4 lo, uvec4 hi, uint s) {
+    switch (s) {
+    case 0: return lo;
+    case 1: return uvec4((lo.x >> 16) | (lo.y << 16), (lo.y >> 16) | (lo.z << 16), (lo.z >> 16) | (lo.w << 16), (lo.w >> 16) | (hi.x << 16));
+    case 2: return uvec4(lo.y, lo.z, lo.w, hi.x);
+    case 3: return uvec4((lo.y >> 16) | (lo.z << 16), (lo.z >> 16) | (lo.w << 16), (lo.w >> 16) | (hi.x << 16), (hi.x >> 16) | (hi.y << 16));
+    case 4: return uvec4(lo.z, lo.w, hi.x, hi.y);
+    case 5: return uvec4((lo.z >> 16) | (lo.w << 16), (lo.w >> 16) | (hi.x << 16), (hi.x >> 16) | (hi.y << 16), (hi.y >> 16) | (hi.z << 16));
+    case 6: return uvec4(lo.w, hi.x, hi.y, hi.z);
+    default: return uvec4((lo.w >> 16) | (hi.x << 16), (hi.x >> 16) | (hi.y << 16), (hi.y >> 16) | (hi.z << 16), (hi.z >> 16) | (hi.w << 16));
+    }
+}
+
 #endif

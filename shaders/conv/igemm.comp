@@ -47,8 +47,8 @@ sfloat tile_load_b(uint k, uint j) {
     const uint ow = j % OW;
     const uint oh = (j / OW) % OH;
     const uint n = j / (OW * OH);
-    const int ih = int(oh * SH + kh * DH) - int(PT);
-    const int iw = int(ow * SW + kw * DW) - int(PL);
+    const int ih = conv_src(int(oh * SH + kh * DH) - int(PT), H);
+    const int iw = conv_src(int(ow * SW + kw * DW) - int(PL), W);
     if (ih < 0 || ih >= int(H) || iw < 0 || iw >= int(W)) return sfloat(0.0);
     return x.data[((n * C + c) * H + uint(ih)) * W + uint(iw)];
 }
@@ -83,20 +83,6 @@ void tile_b_column(uint j) {
 
 #include "conv/halves.glsl"
 
-// Halves s .. s + 7 of the 16 in lo, hi. s is the same for a whole slice of an invocation.
-uvec4 shift_halves(uvec4 lo, uvec4 hi, uint s) {
-    switch (s) {
-    case 0: return lo;
-    case 1: return uvec4((lo.x >> 16) | (lo.y << 16), (lo.y >> 16) | (lo.z << 16), (lo.z >> 16) | (lo.w << 16), (lo.w >> 16) | (hi.x << 16));
-    case 2: return uvec4(lo.y, lo.z, lo.w, hi.x);
-    case 3: return uvec4((lo.y >> 16) | (lo.z << 16), (lo.z >> 16) | (lo.w << 16), (lo.w >> 16) | (hi.x << 16), (hi.x >> 16) | (hi.y << 16));
-    case 4: return uvec4(lo.z, lo.w, hi.x, hi.y);
-    case 5: return uvec4((lo.z >> 16) | (lo.w << 16), (lo.w >> 16) | (hi.x << 16), (hi.x >> 16) | (hi.y << 16), (hi.y >> 16) | (hi.z << 16));
-    case 6: return uvec4(lo.w, hi.x, hi.y, hi.z);
-    default: return uvec4((lo.w >> 16) | (hi.x << 16), (hi.x >> 16) | (hi.y << 16), (hi.y >> 16) | (hi.z << 16), (hi.z >> 16) | (hi.w << 16));
-    }
-}
-
 // Tap-major slices: this invocation's rows of the slice are channels step_c, step_c + rows, ... of
 // one tap, so their windows are one plane apart; whether the window is inside the image, its shift
 // and its first aligned unit are worked out once per slice.
@@ -108,7 +94,7 @@ void tile_b_step(uint k) {
     if (TAP_MAJOR) {
         const uint tap = k / C, c = k % C;
         step_k = k;
-        step_ih = col_ih + int(tap / KW);
+        step_ih = conv_src(col_ih + int(tap / KW), H); // a padding row of reflect / edge reads a real one
         step_iw = col_iw + int(tap % KW);
         step_vec = col_base != ~0u && uint(step_ih) < H && step_iw >= 0 && step_iw + 8 <= int(W);
         step_shift = uint(step_iw) & 7u;
@@ -126,11 +112,11 @@ uvec4 tile_load_b8(uint k) {
             return step_shift == 0 ? lo : shift_halves(lo, x8.data[u + 1], step_shift);
         }
         // A window crossing the image's edge (or a column past the end): element by element.
-        const uint ih = uint(step_ih);
+        const uint ih = uint(conv_src(step_ih, H));
         if (col_base == ~0u || ih >= H) return uvec4(0);
         const uint row = col_base + ((k % C) * H + ih) * W;
         [[unroll]] for (uint e = 0; e < 8; ++e) {
-            const uint iw = uint(step_iw + int(e));
+            const uint iw = uint(conv_src(step_iw + int(e), W));
             h[e] = iw < W ? half_bits(x.data[row + iw]) : 0u;
         }
         return pack8(h);
@@ -138,7 +124,7 @@ uvec4 tile_load_b8(uint k) {
     const uint c = k / (KH * KW), kh = (k / KW) % KH, kw = k % KW;
     if (COL_ROW8) {
         // Negative positions wrap to huge unsigned values: one comparison checks both ends.
-        const uint ih = uint(col_ih + int(kh * DH));
+        const uint ih = uint(conv_src(col_ih + int(kh * DH), H));
         if (col_base == ~0u || ih >= H) return uvec4(0);
         const int iw0 = col_iw + int(kw * DW);
         const uint row = col_base + (c * H + ih) * W;
@@ -148,7 +134,7 @@ uvec4 tile_load_b8(uint k) {
             return s == 0 ? lo : shift_halves(lo, x8.data[u + 1], s);
         }
         [[unroll]] for (uint e = 0; e < 8; ++e) {
-            const uint iw = uint(iw0 + int(e * SW));
+            const uint iw = uint(conv_src(iw0 + int(e * SW), W));
             h[e] = iw < W ? half_bits(x.data[row + iw]) : 0u;
         }
         return pack8(h);
@@ -156,7 +142,8 @@ uvec4 tile_load_b8(uint k) {
     [[unroll]] for (uint e = 0; e < 8; ++e) {
         const uint j = col_j + e;
         const uint ow = j % OW, oh = (j / OW) % OH, n = j / (OW * OH);
-        const uint ih = oh * SH + kh * DH - PT, iw = ow * SW + kw * DW - PL; // wraps when negative
+        const uint ih = uint(conv_src(int(oh * SH + kh * DH) - int(PT), H)); // wraps when negative
+        const uint iw = uint(conv_src(int(ow * SW + kw * DW) - int(PL), W));
         h[e] = j < TILE_N && ih < H && iw < W ? half_bits(x.data[((n * C + c) * H + ih) * W + iw]) : 0u;
     }
     return pack8(h);

@@ -81,6 +81,20 @@ int apply(int x, int y) {
     case EW_MAX: return max(x, y);
     case EW_MIN: return min(x, y);
     case EW_FIRST: return x;
+    // Shifts by 32 or more (or a negative count, a huge unsigned one) give 0: GLSL leaves them undefined.
+    case EW_SHL: return uint(y) >= 32u ? 0 : int(uint(x) << uint(y));
+    case EW_SHR: return uint(y) >= 32u ? 0 : int(uint(x) >> uint(y));
+    case EW_POW: {
+        // Integer power by squaring, wrapping as integer multiplication does; a negative exponent
+        // gives the truncated 1 / x^-y (0 unless x is 1 or -1; 0 for x = 0 too).
+        if (y < 0) return x == 1 ? 1 : (x == -1 ? ((y & 1) != 0 ? -1 : 1) : 0);
+        int r = 1, base = x;
+        for (uint e = uint(y); e != 0u; e >>= 1) {
+            if ((e & 1u) != 0u) r *= base;
+            base *= base;
+        }
+        return r;
+    }
     default: return 0;
     }
 }

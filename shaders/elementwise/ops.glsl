@@ -43,6 +43,8 @@
 #define EW_ATANH 36
 #define EW_THRESHOLDED_RELU 37
 #define EW_SHRINK 38
+#define EW_ISNAN 39
+#define EW_ISINF 40 // alpha: detect_negative, beta: detect_positive (0 or 1)
 #define EW_GELU_TANH 64 // Gelu with approximate = "tanh"
 
 #define EW_ADD 0
@@ -57,6 +59,8 @@
 #define EW_MIN 9
 #define EW_ADD_SCALE 10 // (a + b) * scale: the last step of Mean
 #define EW_FIRST 11     // a: variadic ops with a single input
+#define EW_SHL 12       // i32: a << b as unsigned bits
+#define EW_SHR 13       // i32: a >> b as unsigned bits (logical)
 
 #define EW_EQUAL 0
 #define EW_LESS 1

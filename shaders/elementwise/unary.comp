@@ -1,5 +1,8 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#if VKML_EW_OUT_BOOL
+#extension GL_EXT_shader_8bit_storage : require
+#endif
 #include "common.glsl"
 #include "elementwise/ops.glsl"
 // y[i] = act(f(x[i])) for i < n: unary math and activations with ONNX semantics. The op (OP) and the
@@ -15,15 +18,28 @@ layout(constant_id = 1) const uint ACT = 0;
 layout(constant_id = 2) const uint VEC = 1;
 
 layout(std430, set = 0, binding = 0) readonly buffer X { stype data[]; } x;
+#if VKML_EW_OUT_BOOL
+// elementwise_classify: IsNaN, IsInf of float inputs, bool (u8) results, one element per invocation.
+layout(std430, set = 0, binding = 1) writeonly buffer Y { uint8_t data[]; } y;
+#else
 layout(std430, set = 0, binding = 1) writeonly buffer Y { stype data[]; } y;
-#if !(VKML_I32 || VKML_U8)
+#endif
+#if !(VKML_I32 || VKML_U8 || VKML_EW_OUT_BOOL)
 layout(std430, set = 0, binding = 0) readonly buffer X4 { stype4 data[]; } x4;
 layout(std430, set = 0, binding = 1) writeonly buffer Y4 { stype4 data[]; } y4;
 #endif
 // alpha, beta, gamma: the op's ONNX attributes; act_alpha, act_beta: the fused activation's.
 layout(push_constant) uniform Params { uint n; float alpha; float beta; float gamma; float act_alpha; float act_beta; } p;
 
-#if VKML_I32
+#if VKML_EW_OUT_BOOL
+uint apply(float v) {
+    switch (OP) {
+    case EW_ISNAN: return uint(isnan(v));
+    case EW_ISINF: return uint(isinf(v) && (v > 0.0 ? p.beta != 0.0 : p.alpha != 0.0));
+    default: return 0u;
+    }
+}
+#elif VKML_I32
 int apply(int v) {
     switch (OP) {
     case EW_ABS: return abs(v);
@@ -121,7 +137,7 @@ afloat apply_half(afloat v) {
 #endif
 #endif
 
-#if !(VKML_I32 || VKML_U8)
+#if !(VKML_I32 || VKML_U8 || VKML_EW_OUT_BOOL)
 float value(ctype xv) {
 #if VKML_FP16_ARITH
     // The op's result as the f16 it would be stored as; the fused activation runs on it in fp32,
@@ -136,7 +152,11 @@ float value(ctype xv) {
 #endif
 
 void main() {
-#if VKML_I32 || VKML_U8
+#if VKML_EW_OUT_BOOL
+    uint i = vkml_linear_id();
+    if (i >= p.n) return;
+    y.data[i] = uint8_t(apply(float(x.data[i])));
+#elif VKML_I32 || VKML_U8
     uint i = vkml_linear_id();
     if (i >= p.n) return;
     y.data[i] = stype(apply(ctype(x.data[i])));

@@ -24,6 +24,7 @@
 #define CTM_ALIGN_CORNERS 3
 #define CTM_ASYMMETRIC 4
 #define CTM_TF_CROP_AND_RESIZE 5
+#define CTM_TF_HALF_PIXEL_FOR_NN 6
 
 // c = n / d + o with d > 0.
 struct ResizeCoord {
@@ -44,8 +45,14 @@ ResizeCoord resize_coord(uint ctm, float x, float in_len, float out_len, float n
         d = num;
         o = 0.5 * (in_len - 1.0);
     } else if (ctm == CTM_ALIGN_CORNERS && out_len > 1.0) {
-        n = x * (in_len - 1.0);
-        d = out_len - 1.0;
+        // x (in - 1) / (resized - 1) with the resized length in * num / den: the output length for
+        // sizes (num / den = out / in), the unrounded in * scale for scales, as ONNX's reference
+        // computes it (a 0.6 downscale of 4 samples divides by 1.4, not by 1).
+        n = x * (in_len - 1.0) * den;
+        d = in_len * num - den;
+    } else if (ctm == CTM_TF_HALF_PIXEL_FOR_NN) {
+        n = (x + 0.5) * den;
+        d = num;
     } else if (ctm == CTM_ASYMMETRIC) {
         n = x * den;
         d = num;

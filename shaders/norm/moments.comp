@@ -10,8 +10,11 @@ VKML_LOCAL_SIZE;
 layout(constant_id = 0) const uint spec_m = 1;        // elements per group
 layout(constant_id = 1) const uint spec_partials = 1; // workgroups per group
 layout(constant_id = 2) const uint spec_chunk = 1;    // elements per workgroup
+// Four elements per load (spec_m and spec_chunk multiples of 4, X on 16 bytes).
+layout(constant_id = 3) const bool spec_vec = false;
 
 layout(std430, set = 0, binding = 0) readonly buffer X { sfloat data[]; } x;
+layout(std430, set = 0, binding = 0) readonly buffer X4 { sfloat4 data[]; } x4;
 layout(std430, set = 0, binding = 1) writeonly buffer Partials { float data[]; } partials;
 
 void main() {
@@ -25,8 +28,13 @@ void main() {
     uint end = min(begin + spec_chunk, spec_m);
 
     Moments m = Moments(0.0, 0.0, 0.0);
-    for (uint i = begin + gl_LocalInvocationID.x; i < end; i += gl_WorkGroupSize.x)
-        moments_add(m, float(x.data[base + i]) - shift);
+    if (spec_vec) {
+        for (uint i = begin / 4 + gl_LocalInvocationID.x; i < end / 4; i += gl_WorkGroupSize.x)
+            moments_add4(m, vec4(x4.data[base / 4 + i]) - shift);
+    } else {
+        for (uint i = begin + gl_LocalInvocationID.x; i < end; i += gl_WorkGroupSize.x)
+            moments_add(m, float(x.data[base + i]) - shift);
+    }
     m = moments_reduce(m);
     if (gl_LocalInvocationID.x == 0) {
         partials.data[3 * w] = m.n;

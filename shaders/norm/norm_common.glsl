@@ -47,6 +47,13 @@ Moments moments_merge(Moments a, Moments b) {
     return Moments(n, a.mean + d * f, a.m2 + b.m2 + d * d * a.n * f);
 }
 
+// Four values at once: their own moments merged in (one division per four values).
+void moments_add4(inout Moments a, vec4 v) {
+    const float mean = (v.x + v.y + v.z + v.w) * 0.25;
+    const vec4 d = v - mean;
+    a = moments_merge(a, Moments(4.0, mean, dot(d, d)));
+}
+
 // Sized for the widest workgroup the host uses (norm_grouped.cpp's max_workgroup).
 #define NORM_MAX_WORKGROUP 256
 shared float sh_n[NORM_MAX_WORKGROUP];

@@ -24,11 +24,16 @@ layout(constant_id = 4) const uint spec_activation = 0;
 layout(constant_id = 5) const uint spec_partials = 1;
 layout(constant_id = 6) const uint spec_chunk = 1;
 layout(constant_id = 7) const bool spec_broadcast = false;
+// Four elements per load and store: spec_m and spec_chunk multiples of 4, X and Y on 16 bytes, no
+// broadcast parameters.
+layout(constant_id = 8) const bool spec_vec = false;
 
 layout(std430, set = 0, binding = 0) readonly buffer X { sfloat data[]; } x;
 layout(std430, set = 0, binding = 1) readonly buffer Scale { sfloat data[]; } scale;
 layout(std430, set = 0, binding = 2) readonly buffer Bias { sfloat data[]; } bias;
 layout(std430, set = 0, binding = 3) writeonly buffer Y { sfloat data[]; } y;
+layout(std430, set = 0, binding = 0) readonly buffer X4 { sfloat4 data[]; } x4;
+layout(std430, set = 0, binding = 3) writeonly buffer Y4 { sfloat4 data[]; } y4;
 #if NORM_SPLIT
 layout(std430, set = 0, binding = 4) readonly buffer Partials { float data[]; } partials;
 #define NORM_STATS_BINDING 5
@@ -61,7 +66,11 @@ void main() {
     uint end = min(begin + spec_chunk, spec_m);
 #else
     Moments m = Moments(0.0, 0.0, 0.0);
-    for (uint i = lid; i < spec_m; i += gl_WorkGroupSize.x) moments_add(m, float(x.data[base + i]) - shift);
+    if (spec_vec) {
+        for (uint i = lid; i < spec_m / 4; i += gl_WorkGroupSize.x) moments_add4(m, vec4(x4.data[base / 4 + i]) - shift);
+    } else {
+        for (uint i = lid; i < spec_m; i += gl_WorkGroupSize.x) moments_add(m, float(x.data[base + i]) - shift);
+    }
     m = moments_reduce(m);
     uint begin = 0;
     uint end = spec_m;
@@ -76,6 +85,20 @@ void main() {
 #endif
 
     uint param_base = (group % spec_param_groups) * spec_m;
+    if (spec_vec) {
+        for (uint i = begin / 4 + lid; i < end / 4; i += gl_WorkGroupSize.x) {
+            const vec4 v = (vec4(x4.data[base / 4 + i]) - shift - m.mean) * inv_std;
+            vec4 o;
+            for (uint e = 0; e < 4; ++e) {
+                const uint si = (param_base + 4 * i + e) / spec_param_div;
+                float a = v[e] * float(scale.data[si]);
+                if (spec_has_bias) a += float(bias.data[si]);
+                o[e] = vkml_activate(spec_activation, a, p.alpha, p.beta);
+            }
+            y4.data[base / 4 + i] = sfloat4(o);
+        }
+        return;
+    }
     for (uint i = begin + lid; i < end; i += gl_WorkGroupSize.x) {
         uint si, bi;
         if (spec_broadcast) {

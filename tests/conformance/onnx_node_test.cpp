@@ -75,7 +75,7 @@ std::vector<fs::path> sorted_files(const fs::path& dir, const std::string& prefi
 std::string compare(const graph::TensorData& got, const graph::TensorData& want, const std::string& name) {
     if (got.dims() != want.dims())
         return name + ": shape " + graph::describe(got) + ", expected " + graph::describe(want);
-    const bool fl = want.dtype() == graph::DType::f32 || want.dtype() == graph::DType::f16;
+    const bool fl = graph::is_float(want.dtype());
     if (got.dtype() != want.dtype())
         return name + ": dtype " + graph::dtype_name(got.dtype()) + ", expected " +
                graph::dtype_name(want.dtype());

@@ -250,3 +250,54 @@ TEST(Fuse, PadIntoConvDoesNotOverflowThePads) {
     EXPECT_EQ(fuse(g).pad_into_conv, 0u); // i64_max + 1 would overflow: left as a Pad
     EXPECT_EQ(g.nodes().size(), 2u);
 }
+
+namespace {
+
+// Compress and Unique (data-dependent output shapes: host only), against values worked out by hand
+// as numpy's compress and unique give them.
+TEST(HostEval, CompressAndUnique) {
+    const TensorData x = TensorData::from_floats({3, 2}, std::vector<float>{1, 2, 3, 4, 5, 6});
+    const TensorData cond = TensorData(DType::boolean, {3}, std::vector<std::byte>{std::byte{0}, std::byte{1}, std::byte{1}});
+    OneNode c0("Compress", {x, cond}, {{"axis", int64_t{0}}});
+    EXPECT_EQ(c0.fold_error(), "");
+    EXPECT_EQ(c0.result().dims(), (std::vector<int64_t>{2, 2}));
+    EXPECT_EQ(c0.result().to_floats(), (std::vector<float>{3, 4, 5, 6}));
+    OneNode flat("Compress", {x, cond}); // no axis: the flattened input, the condition shorter
+    EXPECT_EQ(flat.fold_error(), "");
+    EXPECT_EQ(flat.result().to_floats(), (std::vector<float>{2, 3}));
+    const TensorData long_cond = TensorData(DType::boolean, {4}, std::vector<std::byte>(4, std::byte{1}));
+    OneNode bad("Compress", {x, long_cond}, {{"axis", int64_t{1}}});
+    EXPECT_NE(bad.fold_error().find("condition has 4 elements"), std::string::npos);
+
+    // numpy.unique([2, 1, 1, 3, 4, 3], return_index, return_inverse, return_counts).
+    const TensorData u = TensorData::from_floats({6}, std::vector<float>{2, 1, 1, 3, 4, 3});
+    for (int64_t sorted : {1, 0}) {
+        OneNode un("Unique", {u}, {{"sorted", sorted}});
+        Node& node = un.g.nodes()[0];
+        for (const char* name : {"indices", "inverse", "counts"}) {
+            node.outputs.push_back(un.g.add_value(name));
+            un.g.outputs().push_back(node.outputs.back());
+        }
+        EXPECT_EQ(un.fold_error(), "");
+        auto out = [&](size_t k) { return *un.g.value(un.g.outputs()[k]).data; };
+        if (sorted) {
+            EXPECT_EQ(out(0).to_floats(), (std::vector<float>{1, 2, 3, 4}));
+            EXPECT_EQ(out(1).to_int64s(), (std::vector<int64_t>{1, 0, 3, 4}));
+            EXPECT_EQ(out(2).to_int64s(), (std::vector<int64_t>{1, 0, 0, 2, 3, 2}));
+            EXPECT_EQ(out(3).to_int64s(), (std::vector<int64_t>{2, 1, 2, 1}));
+        } else {
+            EXPECT_EQ(out(0).to_floats(), (std::vector<float>{2, 1, 3, 4}));
+            EXPECT_EQ(out(1).to_int64s(), (std::vector<int64_t>{0, 1, 3, 4}));
+            EXPECT_EQ(out(2).to_int64s(), (std::vector<int64_t>{0, 1, 1, 2, 3, 2}));
+            EXPECT_EQ(out(3).to_int64s(), (std::vector<int64_t>{1, 2, 2, 1}));
+        }
+    }
+    // Rows of a matrix (axis 0), sorted lexicographically.
+    const TensorData m = TensorData::from_int64s({4, 2}, std::vector<int64_t>{1, 0, 0, 5, 1, 0, 0, 2});
+    OneNode rows("Unique", {m}, {{"axis", int64_t{0}}});
+    EXPECT_EQ(rows.fold_error(), "");
+    EXPECT_EQ(rows.result().dims(), (std::vector<int64_t>{3, 2}));
+    EXPECT_EQ(rows.result().to_int64s(), (std::vector<int64_t>{0, 2, 0, 5, 1, 0}));
+}
+
+} // namespace

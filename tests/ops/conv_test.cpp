@@ -1,5 +1,6 @@
 // Conv against the double-precision reference: every kernel (direct, 1x1 GEMM, implicit GEMM) on
 // every case it can run, in f32 and f16 storage, plus descriptor errors.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,31 @@ struct ConvCase {
     bool bias = true;
     ops::Activation act{};
     bool residual = false;
+    ops::ConvPadMode pad_mode = ops::ConvPadMode::Zero;
 };
+
+// x padded by `pads` ([begin..., end...] of the spatial axes) in a reflect or edge mode, so that
+// the reference convolves it without padding.
+HostTensor pad_spatial(const HostTensor& x, const std::vector<int64_t>& pads, ops::ConvPadMode mode) {
+    const size_t s = x.shape().rank() - 2;
+    const int64_t h = s == 2 ? x.shape()[2] : 1, w = x.shape()[s + 1];
+    const int64_t pt = s == 2 ? pads[0] : 0, pb = s == 2 ? pads[2] : 0, pl = pads[s - 1], pr = pads[2 * s - 1];
+    gpu::Shape shape = x.shape();
+    if (s == 2) shape[2] = h + pt + pb;
+    shape[s + 1] = w + pl + pr;
+    HostTensor out(shape, x.desc.dtype);
+    auto src = [&](int64_t i, int64_t n) {
+        if (mode == ops::ConvPadMode::Edge) return std::clamp<int64_t>(i, 0, n - 1);
+        i = i < 0 ? -i : i;
+        return i >= n ? 2 * n - 2 - i : i;
+    };
+    const int64_t oh = h + pt + pb, ow = w + pl + pr, planes = x.shape()[0] * x.shape()[1];
+    for (int64_t p = 0; p < planes; ++p)
+        for (int64_t y = 0; y < oh; ++y)
+            for (int64_t c = 0; c < ow; ++c)
+                out[size_t((p * oh + y) * ow + c)] = x[size_t((p * h + src(y - pt, h)) * w + src(c - pl, w))];
+    return out;
+}
 
 std::vector<ConvKernel> kernels_for(const ConvCase& c) {
     std::vector<ConvKernel> k{ConvKernel::Direct};
@@ -52,8 +77,11 @@ protected:
             const HostTensor x = random_tensor(c.x, dt, seed);
             const HostTensor w = random_tensor(c.w, dt, seed + 1, -1.0, 1.0);
             const HostTensor b = random_tensor({c.w[0]}, dt, seed + 2);
-            const ref_conv::ConvAttrs attrs{c.strides, c.pads, c.dilations, c.auto_pad, c.group};
-            const HostTensor plain = ref_conv::conv(x, w, c.bias ? &b : nullptr, attrs);
+            const bool mirrored = c.pad_mode != ops::ConvPadMode::Zero;
+            const ref_conv::ConvAttrs attrs{c.strides, mirrored ? std::vector<int64_t>{} : c.pads, c.dilations,
+                                            c.auto_pad, c.group};
+            const HostTensor plain = ref_conv::conv(mirrored ? pad_spatial(x, c.pads, c.pad_mode) : x, w,
+                                                    c.bias ? &b : nullptr, attrs);
             const HostTensor r = random_tensor(plain.shape(), dt, seed + 3);
             const HostTensor want = ref_conv::fuse(plain, c.residual ? &r : nullptr, c.act);
             for (ConvKernel k : kernels) {
@@ -68,6 +96,7 @@ protected:
                                 .dilations = c.dilations,
                                 .auto_pad = c.auto_pad,
                                 .group = c.group,
+                                .pad_mode = c.pad_mode,
                                 .activation = c.act,
                                 .residual = c.residual,
                                 .kernel = k,
@@ -290,6 +319,20 @@ TEST_F(ConvTest, StagedWindowTiles) {
     // 5x5: the weights come a kernel row at a time (five steps per channel chunk).
     check({"window 5x5 C24 M40 W41", {1, 24, 10, 41}, {40, 24, 5, 5}, {}, {2, 2, 2, 2}, {}, "NOTSET", 1, true, relu});
     check({"window 5x5 pads 4/0 M20 W32", {1, 16, 9, 32}, {20, 16, 5, 5}, {}, {4, 0, 0, 4}, {}});
+    // Few input channels (C * KW <= 64 filling 3/4 of its chunks, C not a multiple of 8): the
+    // kernel's columns folded into the channels. An RGB 9x9 first layer (aligned rows: shifted
+    // 16-byte units), C * KW = 63 (four chunks, the last short) with pads 8/0, 3x3 C = 5 with a
+    // partial 64-row block (3x3 C = 3 stays on the implicit GEMM: 9 of 16).
+    check({"window fold 9x9 C3 M32 W40", {1, 3, 13, 40}, {32, 3, 9, 9}, {}, {4, 4, 4, 4}, {}});
+    check({"window 3x3 C3 M20 W37 batch 2 (not folded)", {2, 3, 11, 37}, {20, 3, 3, 3}, {}, {1, 1, 1, 1}, {}});
+    check({"window fold 9x9 C7 M12 pads 8/0", {1, 7, 10, 33}, {12, 7, 9, 9}, {}, {8, 0, 0, 8}, {}});
+    // Few output channels (M * KW <= 32 at 9x9, 16 at 3x3): the kernel's columns folded into the
+    // output rows (and "window 9x9 C16 M3", "window C8 M3" above).
+    check({"window mfold 3x3 C24 M5 W37 batch 2 residual relu", {2, 24, 11, 37}, {5, 24, 3, 3}, {}, {1, 1, 1, 1}, {},
+           "NOTSET", 1, true, relu, true});
+    check({"window mfold 9x9 C8 M2 pads 8/0", {1, 8, 10, 33}, {2, 8, 9, 9}, {}, {8, 0, 0, 8}, {}});
+    check({"window fold 3x3 C5 M70 relu", {1, 5, 9, 40}, {70, 5, 3, 3}, {}, {0, 2, 2, 0}, {}, "NOTSET", 1, true,
+           relu});
     if (ops::tensor_cores_available(dev(), gpu::DType::f16)) {
         const auto op = [&](gpu::Shape x, gpu::Shape w, std::vector<int64_t> strides) {
             return ops::Conv::create(dev(), {.input = {x, gpu::DType::f16},
@@ -305,7 +348,46 @@ TEST_F(ConvTest, StagedWindowTiles) {
         EXPECT_FALSE(op({1, 64, 64, 1024}, {64, 64, 3, 3}, {2, 2})->halo()); // strided
         EXPECT_TRUE(op({1, 32, 64, 1024}, {3, 32, 9, 9}, {})->halo());
         EXPECT_FALSE(op({1, 64, 64, 1024}, {64, 64, 7, 7}, {})->halo());
+        EXPECT_TRUE(op({1, 3, 64, 1024}, {32, 3, 9, 9}, {})->halo());   // folded: 27 virtual channels
+        EXPECT_FALSE(op({1, 30, 64, 1024}, {32, 30, 3, 3}, {})->halo()); // 90 virtual channels
+        EXPECT_FALSE(op({1, 3, 64, 1024}, {32, 3, 3, 3}, {})->halo());  // 9 virtual channels of 16
+        EXPECT_TRUE(op({1, 64, 64, 1024}, {4, 64, 3, 3}, {})->halo());   // output-folded: 12 rows
     }
+}
+
+TEST_F(ConvTest, ReflectAndEdgePadding) {
+    // A reflect / edge Pad fused into its Conv (the style network pads every layer so): every
+    // kernel maps padding positions to mirrored or repeated input ones. Covers pads up to the
+    // axis size minus one, stride 2 (the implicit GEMM's strided gather), 1-D, the staged-window
+    // kernel's edge units (W = 37 and 40: element-wise and 16-byte units) with 9x9 pads of 4, and
+    // the tap-major implicit GEMM's padding rows (C = 32, W = 40), the folded staged window (C = 3).
+    using ops::ConvPadMode;
+    const ops::Activation relu{ActivationKind::Relu};
+    for (ConvPadMode mode : {ConvPadMode::Reflect, ConvPadMode::Edge}) {
+        const std::string m = mode == ConvPadMode::Reflect ? "reflect " : "edge ";
+        ConvCase a{m + "3x3", {1, 3, 7, 11}, {5, 3, 3, 3}, {}, {1, 1, 1, 1}, {}};
+        ConvCase b{m + "3x3 stride 2 pads 2/0", {2, 5, 9, 11}, {7, 5, 3, 3}, {2, 2}, {2, 0, 1, 2}, {}};
+        ConvCase c{m + "1-D", {1, 4, 13}, {3, 4, 5}, {}, {2, 4}, {}};
+        ConvCase d{m + "window C40 M20 W37", {1, 40, 11, 37}, {20, 40, 3, 3}, {}, {1, 1, 1, 1}, {}, "NOTSET", 1,
+                   true, relu};
+        ConvCase e{m + "window 9x9 C16 M3 W40", {1, 16, 12, 40}, {3, 16, 9, 9}, {}, {4, 4, 4, 4}, {}};
+        ConvCase f{m + "tap-major C32 W40", {1, 32, 6, 40}, {40, 32, 3, 3}, {}, {1, 1, 1, 1}, {}};
+        ConvCase g{m + "folded 9x9 C3 W40", {1, 3, 12, 40}, {32, 3, 9, 9}, {}, {4, 4, 4, 4}, {}};
+        for (ConvCase* k : {&a, &b, &c, &d, &e, &f, &g}) {
+            k->pad_mode = mode;
+            check(*k);
+        }
+    }
+    // Reflection reads position -p as p: a pad as large as the axis has nothing to mirror.
+    EXPECT_THROW(ops::Conv::create(dev(), {.input = {{1, 3, 4, 9}},
+                                           .weight = {{2, 3, 3, 3}},
+                                           .pads = {4, 1, 1, 1},
+                                           .pad_mode = ConvPadMode::Reflect}),
+                 Error);
+    EXPECT_NO_THROW(ops::Conv::create(dev(), {.input = {{1, 3, 4, 9}},
+                                              .weight = {{2, 3, 3, 3}},
+                                              .pads = {4, 1, 1, 1},
+                                              .pad_mode = ConvPadMode::Edge}));
 }
 
 TEST_F(ConvTest, AutoChoosesKernelByShape) {

@@ -66,8 +66,10 @@ TEST_F(ElementwiseErrors, Binary) {
                  {"Sub", "a", "u8"});
     expect_error([&] { Binary::create(dev(), {.kind = BinaryKind::And, .a = f34, .b = f34}); },
                  {"And", "a", "u8"});
-    expect_error([&] { Binary::create(dev(), {.kind = BinaryKind::Pow, .a = i34, .b = i34}); },
-                 {"Pow", "a", "i32"});
+    expect_error([&] { Binary::create(dev(), {.kind = BinaryKind::Pow, .a = l34, .b = l34}); },
+                 {"Pow", "a", "i64"});
+    expect_error([&] { Binary::create(dev(), {.kind = BinaryKind::BitShiftLeft, .a = f34, .b = f34}); },
+                 {"BitShift", "a", "f32"});
     expect_error([&] { Binary::create(dev(), {.kind = BinaryKind::Less, .a = l34, .b = l34}); },
                  {"Less", "a", "i64"});
     expect_error([&] { Binary::create(dev(), {.kind = BinaryKind::Mod, .a = f34, .b = f34, .fmod = 2}); },

@@ -73,7 +73,7 @@ TEST(LayoutViewShapes, Registry) {
         ++layout;
         if (op.notes.find("view, no kernel") != std::string::npos) ++views;
     }
-    EXPECT_EQ(layout, 23u);
+    EXPECT_EQ(layout, 26u);
     EXPECT_EQ(views, 4u);
 }
 

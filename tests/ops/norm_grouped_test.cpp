@@ -84,6 +84,20 @@ TEST_F(NormInstanceNormalization, SplitKernel) {
     }
 }
 
+TEST_F(NormInstanceNormalization, FourElementsPerLoad) {
+    // Planes of a multiple of 4 elements take the kernels that load and store 4 at once: single
+    // pass, split with chunks rounded up to whole vectors (240 / 7 -> 36 elements, 7 workgroups),
+    // split chosen by size, a large offset and a fused activation.
+    for (DType dt : float_dtypes(dev())) {
+        EXPECT_EQ(run({2, 3, 12, 20}, dt, 150, 0), 1u);
+        EXPECT_EQ(run({2, 3, 12, 20}, dt, 151, 7), 7u);
+        EXPECT_EQ(run({1, 3, 4, 3}, dt, 152, 5), 3u); // 12 elements: chunks of 4
+        EXPECT_GT(run({1, 3, 64, 130}, dt, 153, 0), 1u);
+        run({2, 3, 12, 20}, dt, 154, 3, 100.0, {}, 1e-5f, offset_f32, offset_f16);
+        run({1, 5, 8, 12}, dt, 155, 2, 0, {ops::ActivationKind::Relu});
+    }
+}
+
 TEST_F(NormInstanceNormalization, SplitChosenBySize) {
     // Few large planes (a style-transfer layer, scaled down): the split kernel without asking.
     for (DType dt : float_dtypes(dev())) EXPECT_GT(run({1, 3, 97, 101}, dt, 120, 0), 1u);
@@ -188,6 +202,7 @@ TEST_F(NormLayerNormalization, SplitKernel) {
         EXPECT_EQ(run({{5, 7, 11}, -1, {11}, {}, 8}, dt, 211), 6u); // 11 elements: chunks of 2
         EXPECT_EQ(run({{2, 3, 7, 11}, 1, {1, 11}, {7, 1}, 5}, dt, 212), 5u);
         EXPECT_GT(run({{2, 9001}, -1, {9001}, {9001}}, dt, 213), 1u); // chosen by size
+        EXPECT_EQ(run({{4, 96}, -1, {96}, {96}, 5}, dt, 214), 5u); // 4 per load, per-element parameters
     }
 }
 

@@ -207,15 +207,21 @@ TEST_F(FusionTest, WhatMustNotFuse) {
         EXPECT_LE(fused_vs_unfused(g), 1e-5);
     }
     {
-        // Reflect padding is not the Conv's zero padding.
-        Graph g = new_graph("reflect");
-        const ValueId x = input(g, "x", {1, 2, 5, 5});
-        const ValueId p = node(g, "Pad", {x, g.add_constant("pads", ints({0, 0, 1, 1, 0, 0, 1, 1}))}, "pad",
-                               {{"mode", "reflect"}});
-        g.outputs().push_back(conv(g, p, 2, 2, "conv", 35, {0, 0, 0, 0}));
-        Graph f = inferred(g);
-        EXPECT_EQ(graph::fuse(f).pad_into_conv, 0u);
-        EXPECT_LE(fused_vs_unfused(g), 1e-5);
+        // Reflect padding around the Conv's own zero padding is neither, and a pad as large as
+        // the axis has nothing to mirror (the Pad op reports it).
+        for (auto [conv_pads, pad] : {std::pair{std::vector<int64_t>{1, 1, 1, 1}, int64_t{1}},
+                                      std::pair{std::vector<int64_t>{0, 0, 0, 0}, int64_t{5}}}) {
+            Graph g = new_graph("reflect");
+            const ValueId x = input(g, "x", {1, 2, 5, 5});
+            const ValueId p = node(g, "Pad", {x, g.add_constant("pads", ints({0, 0, pad, pad, 0, 0, 1, 1}))}, "pad",
+                                   {{"mode", "reflect"}});
+            g.outputs().push_back(conv(g, p, 2, 2, "conv", 35, conv_pads));
+            Graph f = inferred(g);
+            EXPECT_EQ(graph::fuse(f).pad_into_conv, 0u);
+            if (pad < 5) {
+                EXPECT_LE(fused_vs_unfused(g), 1e-5);
+            }
+        }
     }
 }
 
@@ -231,6 +237,24 @@ TEST_F(FusionTest, PadFoldsIntoConvPads) {
     EXPECT_EQ(only(f, "Conv").get_ints("pads"), (std::vector<int64_t>{2, 3, 1, 2}));
     EXPECT_EQ(f.value(only(f, "Conv").inputs[0]).name, "x");
     EXPECT_LE(fused_vs_unfused(g), 1e-5);
+}
+
+TEST_F(FusionTest, ReflectAndEdgePadsBecomeTheConvsPadding) {
+    // The style network's layers: a reflect Pad, then a Conv without padding. The Conv reads the
+    // mirrored (or repeated) positions itself.
+    for (const char* mode : {"reflect", "edge"}) {
+        Graph g = new_graph(std::string("pad_conv_") + mode);
+        const ValueId x = input(g, "x", {1, 3, 6, 9});
+        const ValueId p = node(g, "Pad", {x, g.add_constant("pads", ints({0, 0, 2, 1, 0, 0, 1, 3}))}, "pad",
+                               {{"mode", mode}});
+        g.outputs().push_back(conv(g, p, 3, 4, "conv", 41, {0, 0, 0, 0}));
+        Graph f = inferred(g);
+        EXPECT_EQ(graph::fuse(f).pad_into_conv, 1u) << mode;
+        EXPECT_EQ(graph::op_histogram(f), (std::map<std::string, int>{{"Conv", 1}})) << graph::dump(f);
+        EXPECT_EQ(only(f, "Conv").get_ints("pads"), (std::vector<int64_t>{2, 1, 1, 3}));
+        EXPECT_EQ(only(f, "Conv").get_string("vkml_pad_mode", ""), mode);
+        EXPECT_LE(fused_vs_unfused(g), 1e-5) << mode;
+    }
 }
 
 // On a real model: esrgan-slim's Conv+Relu pairs fuse, and the fused session still matches the

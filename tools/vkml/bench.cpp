@@ -15,12 +15,14 @@ int bench_main(Args args) {
     if (help || args.empty() || args[0] != "ops") {
         std::fprintf(help ? stdout : stderr, "usage: vkml bench ops [--large] [--filter TEXT] [--runs N] [--peak-tflops X] [--json FILE]\n"
                              "       vkml bench model MODEL [--size WxH] [--fp32] [--runs N] [--json FILE] [--profile]\n"
+                             "                        [--no-fused-stack]\n"
                              "  --large          the real sizes (960x540 feature maps) instead of the small ones\n"
                              "  --filter TEXT    only cases whose name contains TEXT\n"
                              "  --runs N         timed records per case (median reported; default 25)\n"
                              "  --peak-tflops X  the device's compute peak, for the roofline share of compute-bound ops\n"
                              "  --json FILE      also write the results to FILE as JSON\n"
-                             "  --profile        (model) also the GPU time of every step\n");
+                             "  --profile        (model) also the GPU time of every step\n"
+                             "  --no-fused-stack (model) Anime4K-shaped networks layer by layer, not as one FusedConvStack\n");
         return help ? 0 : 2;
     }
     bench::OpBenchOptions opt;

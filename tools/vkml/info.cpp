@@ -95,7 +95,8 @@ void print_text(const std::vector<gpu::Capabilities>& devices) {
         std::printf("  subgroups      %u (min %u, max %u, size control %s)\n", c.subgroup_size,
                     c.min_subgroup_size, c.max_subgroup_size, yes(c.subgroup_size_control));
         std::printf("  descriptors    push descriptors %s\n", yes(c.push_descriptors));
-        std::printf("  coopmat (NV)   %s", yes(c.coopmat_nv));
+        std::printf("  coopmat        %s (offered: NV %s, KHR %s; VKML_COOPMAT=nv|khr|off)",
+                    gpu::coopmat_api_name(c.coopmat_api), yes(c.coopmat_nv_offered), yes(c.coopmat_khr_offered));
         for (const auto& m : c.coopmat_shapes)
             std::printf("%s %ux%ux%u %s*%s+%s", &m == &c.coopmat_shapes.front() ? ":" : ",", m.m, m.n, m.k,
                         component_name(m.a_type), component_name(m.b_type), component_name(m.c_type));
@@ -136,7 +137,8 @@ void print_json(const std::vector<gpu::Capabilities>& devices) {
             "\"device_uuid\": \"%s\", \"driver_uuid\": \"%s\",\n   \"fp16_storage\": %s, "
             "\"fp16_arithmetic\": %s, "
             "\"int8\": %s, \"push_descriptors\": %s, \"memory_budget\": %s, \"subgroup_size\": %u, "
-            "\"min_subgroup_size\": %u, \"max_subgroup_size\": %u, \"coopmat_nv\": %s, \"timestamps\": %s, "
+            "\"min_subgroup_size\": %u, \"max_subgroup_size\": %u, \"coopmat_nv\": %s, \"coopmat_api\": \"%s\", "
+            "\"timestamps\": %s, "
             "\"timestamp_period_ns\": %.6f, \"max_workgroup_invocations\": %u, \"max_shared_memory\": %u,\n",
             i ? "," : "", i, json_string(c.device_name).c_str(), gpu::device_type_name(c.device_type),
             gpu::version_string(c.api_version).c_str(), c.vendor_id, c.device_id,
@@ -145,7 +147,7 @@ void print_json(const std::vector<gpu::Capabilities>& devices) {
             c.storage16 ? "true" : "false", c.float16 ? "true" : "false", c.int8 ? "true" : "false",
             c.push_descriptors ? "true" : "false", c.memory_budget ? "true" : "false", c.subgroup_size,
             c.min_subgroup_size, c.max_subgroup_size, c.coopmat_nv ? "true" : "false",
-            c.timestamps ? "true" : "false", double(c.timestamp_period_ns), c.max_workgroup_invocations,
+            gpu::coopmat_api_name(c.coopmat_api), c.timestamps ? "true" : "false", double(c.timestamp_period_ns), c.max_workgroup_invocations,
             c.max_shared_memory);
         std::printf("   \"coopmat_shapes\": [");
         for (size_t m = 0; m < c.coopmat_shapes.size(); ++m) {

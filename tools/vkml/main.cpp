@@ -34,6 +34,8 @@ void usage(FILE* out) {
                  "  VKML_CACHE_DIR=DIR  where the pipeline cache lives (default ~/.cache/vkml)\n"
                  "  VKML_MEMORY_LIMIT=N cap vkml's device memory (bytes, or with K/M/G)\n"
                  "  VKML_MODELS=DIR     the model packages (default ~/.cache/vkml/models)\n"
+                 "  VKML_COOPMAT=nv|khr|off  the cooperative-matrix extension for the tensor cores\n"
+                 "                      (default: NV where offered, else KHR)\n"
                  "  VKML_DISABLE_COOPMAT=1  no cooperative matrices (tensor cores): the scalar kernels\n"
                  "  VKML_COOP_TILE=T, VKML_COOP_MIN_ROWS=N, VKML_DIRECT_OB=N, VKML_DIRECT_PX=N,\n"
                  "  VKML_SPLIT_TARGET=N  convolution tuning\n"

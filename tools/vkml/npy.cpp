@@ -223,6 +223,24 @@ std::string format_npy(const TensorData& t) {
     case DType::boolean:
         descr = "|b1";
         break;
+    case DType::f64:
+        descr = "<f8";
+        break;
+    case DType::i8:
+        descr = "|i1";
+        break;
+    case DType::i16:
+        descr = "<i2";
+        break;
+    case DType::u16:
+        descr = "<u2";
+        break;
+    case DType::u32:
+        descr = "<u4";
+        break;
+    case DType::u64:
+        descr = "<u8";
+        break;
     case DType::undefined:
         throw Error(ErrorCode::InvalidArgument, "write_npy: the tensor has no dtype");
     }

@@ -51,19 +51,9 @@ std::pair<int, int> wanted_size(const graph::Value& v, bool nhwc) {
 // A .npy array in the dtype the model input has (floats to floats, integers to integers).
 TensorData convert_to(const TensorData& t, DType want, const std::string& source) {
     if (want == DType::undefined || t.dtype() == want) return t;
-    const bool src_float = t.dtype() == DType::f32 || t.dtype() == DType::f16;
-    if (want == DType::f32 && src_float) return TensorData::from_floats(t.dims(), t.to_floats());
-    if (want == DType::f16 && src_float) {
-        const auto f = t.to_floats();
-        std::vector<uint16_t> h(f.size());
-        gpu::floats_to_halves(f, h);
-        return TensorData::from_halves(t.dims(), h);
-    }
-    if (!src_float && want == DType::i64) return TensorData::from_int64s(t.dims(), t.to_int64s());
-    if (!src_float && want == DType::i32) {
-        const auto v = t.to_int64s();
-        return TensorData::from_int32s(t.dims(), std::vector<int32_t>(v.begin(), v.end()));
-    }
+    const bool src_float = graph::is_float(t.dtype());
+    if (src_float == graph::is_float(want) && want != DType::boolean && t.dtype() != DType::boolean)
+        return t.converted(want);
     throw Error(ErrorCode::InvalidArgument, "'" + source + "' holds " + graph::dtype_name(t.dtype()) +
                                                 " values, the model input is " + graph::dtype_name(want));
 }

@@ -67,7 +67,7 @@ double sign(double x) {
     return double((x > 0) - (x < 0));
 }
 bool is_compare(BinaryKind k) {
-    return int(k) >= int(BinaryKind::Equal);
+    return int(k) >= int(BinaryKind::Equal) && int(k) <= int(BinaryKind::Xor);
 }
 } // namespace
 
@@ -157,6 +157,10 @@ double unary(UnaryKind kind, double x, const UnaryParams& p) {
         return x > p.alpha ? x : 0.0;
     case UnaryKind::Shrink:
         return x < -p.alpha ? x + p.beta : x > p.alpha ? x - p.beta : 0.0;
+    case UnaryKind::IsNaN:
+        return std::isnan(x) ? 1.0 : 0.0;
+    case UnaryKind::IsInf:
+        return std::isinf(x) ? 1.0 : 0.0;
     }
     throw std::runtime_error("reference: unknown unary kind");
 }
@@ -232,6 +236,13 @@ double binary(BinaryKind kind, double a, double b, int64_t fmod, bool integer) {
         return a != 0 || b != 0;
     case BinaryKind::Xor:
         return (a != 0) != (b != 0);
+    case BinaryKind::BitShiftLeft:
+    case BinaryKind::BitShiftRight: {
+        const auto bits = static_cast<uint32_t>(static_cast<int64_t>(a));
+        const auto n = static_cast<uint64_t>(static_cast<int64_t>(b));
+        const uint32_t v = n >= 32 ? 0u : (kind == BinaryKind::BitShiftLeft ? bits << n : bits >> n);
+        return static_cast<int32_t>(v);
+    }
     }
     throw std::runtime_error("reference: unknown binary kind");
 }

@@ -287,7 +287,9 @@ double spec_coord(const ResizeParams& p, double x, int64_t in, int64_t out, Scal
         return offset + (x + 0.5) * s.den / s.num - 0.5;
     }
     if (m == "pytorch_half_pixel") return out > 1 ? (x + 0.5) * s.den / s.num - 0.5 : 0.0;
-    if (m == "align_corners") return out > 1 ? x * double(in - 1) / double(out - 1) : 0.0;
+    // ONNX's reference divides by the resized length before rounding: in * scale (out for sizes).
+    if (m == "align_corners") return out > 1 ? x * double(in - 1) / (double(in) * s.value() - 1) : 0.0;
+    if (m == "tf_half_pixel_for_nn") return (x + 0.5) * s.den / s.num;
     if (m == "asymmetric") return x * s.den / s.num;
     if (m == "tf_crop_and_resize")
         return out > 1 ? roi0 * double(in - 1) + x * (roi1 - roi0) * double(in - 1) / double(out - 1)

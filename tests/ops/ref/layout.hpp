@@ -42,7 +42,8 @@ struct ResizeParams {
     bool exclude_outside = false;
     double extrapolation = 0.0;
 };
-// ONNX Resize (opset 19), one axis after another; length_resized is the integer output length.
+// ONNX Resize (opset 19), one axis after another; length_resized is the integer output length,
+// except align_corners with scales (in * scale, as ONNX's reference has it).
 HostTensor resize(const HostTensor& x, const ResizeParams& p);
 
 } // namespace vkml::test::ref_layout

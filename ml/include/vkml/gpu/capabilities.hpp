@@ -10,6 +10,12 @@
 
 namespace vkml::gpu {
 
+// The cooperative-matrix extension the tensor-core shaders run on (VKML_COOPMAT=nv|khr|off): their
+// SPIR-V is written against VK_NV_cooperative_matrix, and each has a VK_KHR_cooperative_matrix twin
+// made at build time (tools/coopmat_khr) for devices with KHR's only (AMD, Intel).
+enum class CoopMatApi : uint8_t { none, nv, khr };
+const char* coopmat_api_name(CoopMatApi api); // "none", "NV", "KHR"
+
 struct CoopMatShape {
     uint32_t m = 0, n = 0, k = 0;
     VkComponentTypeNV a_type{}, b_type{}, c_type{}, d_type{};
@@ -48,8 +54,14 @@ struct Capabilities {
     bool push_descriptors = false;
     bool memory_budget = false;
     bool subgroup_size_control = false;
+    // The tensor-core (cooperative-matrix) shaders may run: vkml enabled VK_NV_cooperative_matrix
+    // or VK_KHR_cooperative_matrix, as coopmat_api says (the flag's name predates KHR support).
     bool coopmat_nv = false;
-    std::vector<CoopMatShape> coopmat_shapes; // VK_NV_cooperative_matrix properties
+    CoopMatApi coopmat_api = CoopMatApi::none;
+    // Subgroup-scope shapes of coopmat_api's extension (with none: NV's where offered, else KHR's);
+    // KHR's component types and scopes carry the same values as NV's.
+    std::vector<CoopMatShape> coopmat_shapes;
+    bool coopmat_nv_offered = false, coopmat_khr_offered = false; // what the device offers
 
     uint32_t subgroup_size = 0, min_subgroup_size = 0, max_subgroup_size = 0;
     uint32_t max_workgroup_invocations = 0;

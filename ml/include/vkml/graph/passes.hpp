@@ -15,6 +15,12 @@
 //                       input, and Convs of one input whose outputs only feed one channel Concat
 //                       into one Conv
 //
+//   fuse_conv_stacks    a whole Anime4K-shaped network (3x3 convolutions of few channels with
+//                       CReLU between them, a 1x1 head over every layer or a last 3x3 layer,
+//                       DepthToSpace plus the bilinear 2x input, or the input plus a channel slice)
+//                       into one vkml.FusedConvStack node (ops::FusedConvStack, one dispatch); only
+//                       where the device runs it (shared memory); after fuse
+//
 // Fused nodes keep their ONNX op type and carry vkml attributes the lowering reads:
 //   vkml_activation (string: Relu, LeakyRelu, Clip, Sigmoid, HardSigmoid, HardSwish, Tanh, Elu,
 //   Gelu, Mish), vkml_activation_alpha, vkml_activation_beta (floats, ONNX parameter meanings);
@@ -87,5 +93,15 @@ struct FusionReport {
 };
 // Needs static shapes (infer_and_fold) for the residual fusion; the others need constants only.
 FusionReport fuse(Graph& graph, const FusionOptions& options = {});
+
+// Replaces every whole conv stack (see above) the device can run as one node of domain "vkml",
+// op FusedConvStack: input x, then each 3x3 layer's weight and bias (no_value for none), then
+// the 1x1 head's; attributes layers, head ("conv1x1", "last_layer"), act ("crelu"), output
+// ("depth_to_space_bilinear", "residual"), vkml_stack_nodes (the names of the nodes replaced).
+// Shared memory holds f16 when `float_dtype` gives f16 for every node replaced. Needs static
+// shapes and fuse() first. Returns how many stacks it fused.
+size_t fuse_conv_stacks(Graph& graph, gpu::Device& device, const FloatPolicy& float_dtype);
+// VKML_DISABLE_FUSED_STACK set (and not "0"): sessions do not run fuse_conv_stacks.
+bool conv_stack_disabled_by_env();
 
 } // namespace vkml::graph

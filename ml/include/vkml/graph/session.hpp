@@ -55,6 +55,9 @@ struct SessionOptions {
     std::map<std::string, graph::TensorData, std::less<>> constant_inputs;
     // The graph passes before lowering (see vkml/graph/passes.hpp); off for comparisons.
     bool fuse = true;
+    // Whole Anime4K-shaped networks as one dispatch (graph::fuse_conv_stacks, ops::FusedConvStack);
+    // needs `fuse`. VKML_DISABLE_FUSED_STACK=1 turns it off for every session.
+    bool fuse_conv_stack = true;
     // The queue run() and profile() submit to.
     gpu::QueueRole queue = gpu::QueueRole::Compute;
 };

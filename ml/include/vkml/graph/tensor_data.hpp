@@ -42,7 +42,15 @@ public:
     // Converted copies, for shape constants and host-side folding: floats from any numeric type,
     // integers from any integer or bool type (not from floating point, which would hide a bug).
     std::vector<float> to_floats() const;
-    std::vector<int64_t> to_int64s() const;
+    std::vector<int64_t> to_int64s() const; // u64 as its bits
+    std::vector<double> to_doubles() const; // any numeric type
+
+    // Tensors of any dtype from doubles (float types rounded; integer types truncated toward zero
+    // and wrapped to their width, NaN as 0) or from int64 values (wrapped to the type's width).
+    static TensorData from_doubles(DType dtype, std::vector<int64_t> dims, std::span<const double> values);
+    static TensorData from_ints(DType dtype, std::vector<int64_t> dims, std::span<const int64_t> values);
+    // This tensor in another dtype, as a cast does (floats -> integers truncate; -> bool is != 0).
+    TensorData converted(DType to) const;
 
     bool operator==(const TensorData&) const = default;
 

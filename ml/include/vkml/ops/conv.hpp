@@ -35,6 +35,11 @@ enum class ConvKernel : uint8_t {
                   // (1x1 / stride 1 / no padding: the plain GEMM) on tensor cores, fp32 accumulation
 };
 const char* conv_kernel_name(ConvKernel kernel);
+// What the padding reads: zeros (ONNX Conv), or the input mirrored at the edge (ONNX Pad's
+// "reflect": position -1 reads 1, so each pad must be below the axis' size) or repeated
+// ("edge": -1 reads 0). Fusing a reflect / edge Pad into its Conv saves a pass over the
+// padded tensor (the style network pads every layer so).
+enum class ConvPadMode : uint8_t { Zero, Reflect, Edge };
 // Whether Conv (ConvKernel::TensorCore), Gemm and MatMul run on tensor cores for `dtype` tensors on
 // this device: f16 storage and VK_NV_cooperative_matrix (off with VKML_DISABLE_COOPMAT=1).
 bool tensor_cores_available(const gpu::Device& device, DType dtype);
@@ -51,6 +56,7 @@ struct ConvDesc {
     std::string auto_pad = "NOTSET"; // NOTSET, SAME_UPPER, SAME_LOWER, VALID
     int64_t group = 1;
     // vkml extensions.
+    ConvPadMode pad_mode = ConvPadMode::Zero;
     Activation activation;
     bool residual = false; // adds an input R of the output's shape: y = act(conv + bias + R)
     // Auto: TensorCore for group 1 in f16 storage on a device with cooperative matrices (from 12

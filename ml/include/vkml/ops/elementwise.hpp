@@ -15,6 +15,7 @@
 // Where noted, i32 is supported too. Booleans are u8 tensors holding 0 or 1. Unary and binary ops
 // with a float result can apply a fused Activation before storing it (the graph optimizer folds a
 // following Relu, Clip, ... into them).
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -73,8 +74,11 @@ enum class UnaryKind : uint8_t {
     ThresholdedRelu, // x > alpha ? x : 0, alpha (1)
     Shrink,          // x < -alpha ? x + beta : x > alpha ? x - beta : 0; ONNX's lambd is alpha (0.5),
                      // its bias beta (0)
+    // classification: f32, f16 in, u8 (bool) out
+    IsNaN,
+    IsInf, // detect_negative, detect_positive (1, 1)
 };
-inline constexpr UnaryKind last_unary_kind = UnaryKind::Shrink;
+inline constexpr UnaryKind last_unary_kind = UnaryKind::IsInf;
 // The ONNX operator type, e.g. "LeakyRelu".
 const char* unary_name(UnaryKind kind);
 
@@ -85,6 +89,7 @@ struct UnaryDesc {
     // have is an error.
     std::optional<float> alpha, beta, gamma;
     std::string approximate = "none";         // Gelu only
+    bool detect_negative = true, detect_positive = true; // IsInf only
     Activation activation;                    // applied to the result before it is stored (float ops)
     MathPrecision math = MathPrecision::Auto; // f16 math for the kinds that have it (see above)
 };
@@ -125,7 +130,7 @@ enum class BinaryKind : uint8_t {
     Sub,            // f32, f16, i32
     Mul,            // f32, f16, i32
     Div,            // f32, f16, i32 (truncating, as C)
-    Pow,            // f32, f16; a and b of the same dtype
+    Pow,            // f32, f16, i32 (by squaring, wrapping); a and b of the same dtype
     Mod,            // f32, f16, i32; fmod 0: the divisor's sign, fmod 1: the dividend's (C fmod)
     PRelu,          // f32, f16; inputs X and slope
     Equal,          // f32, f16, i32, u8 -> u8
@@ -136,6 +141,8 @@ enum class BinaryKind : uint8_t {
     And,            // u8 -> u8
     Or,             // u8 -> u8
     Xor,            // u8 -> u8
+    BitShiftLeft,   // i32 (as unsigned bits; shifts of 32 or more give 0)
+    BitShiftRight,  // i32 (logical: as unsigned bits)
 };
 const char* binary_name(BinaryKind kind);
 
@@ -264,6 +271,58 @@ private:
     Push push_{};
     int min_index_ = -1, max_index_ = -1;
     bool f16_math_ = false;
+};
+
+// ---------------------------------------------------------------------------------------------
+// QuantizeLinear and DequantizeLinear (ONNX, linear 8-bit quantization), per tensor or per axis:
+//   quantize:   y = saturate(round_half_to_even(x / scale) + zero_point), into [qmin, qmax]
+//   dequantize: y = (x - zero_point) * scale
+// The quantized side is u8 (uint8) or i32 holding int8 values (vkml stores int8 in i32); the float
+// side f32 or f16. scale is f32 and zero_point i32, each one element or one per index of `axis`.
+struct QuantizeDesc {
+    bool dequantize = false;
+    TensorDesc input;            // quantize: f32/f16; dequantize: u8 or i32
+    TensorDesc scale;            // f32, [1] / [] or [input.shape[axis]]
+    std::optional<TensorDesc> zero_point; // i32, scale's shape; absent: 0
+    int64_t axis = 1;            // per-axis scale when scale has more than one element
+    bool to_int8 = false;        // quantize: int8 range [-128, 127] in i32 (else uint8 [0, 255] in u8)
+    DType float_dtype = DType::f32; // dequantize: the output's dtype
+};
+
+class Quantize final : public Op {
+public:
+    static std::unique_ptr<Quantize> create(gpu::Device& device, const QuantizeDesc& desc);
+    const char* type() const override { return dequantize_ ? "DequantizeLinear" : "QuantizeLinear"; }
+
+private:
+    explicit Quantize(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    const gpu::Pipeline* pipeline_ = nullptr;
+    std::array<int32_t, 6> push_{}; // elements, inner, channels, qmin, qmax, has zero point
+    bool dequantize_ = false;
+};
+
+// ---------------------------------------------------------------------------------------------
+// DynamicQuantizeLinear: uint8 quantization with the scale and zero point computed from the data:
+// the range [min(0, min x), max(0, max x)] mapped onto [0, 255]. Outputs y (u8, x's shape),
+// y_scale (f32 scalar) and y_zero_point (u8 scalar). Two dispatches: one workgroup finds the range
+// (fp32), then every element is quantized. An all-zero input gives scale 0 and y = 0.
+struct DynamicQuantizeDesc {
+    TensorDesc input; // f32 or f16
+};
+
+class DynamicQuantize final : public Op {
+public:
+    static std::unique_ptr<DynamicQuantize> create(gpu::Device& device, const DynamicQuantizeDesc& desc);
+    const char* type() const override { return "DynamicQuantizeLinear"; }
+
+private:
+    explicit DynamicQuantize(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    const gpu::Pipeline *range_ = nullptr, *quantize_ = nullptr;
+    uint32_t count_ = 0;
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -72,7 +72,8 @@ struct ResizeDesc {
     std::string mode = "nearest";                              // nearest, linear, cubic
     std::string coordinate_transformation_mode = "half_pixel"; // half_pixel, half_pixel_symmetric,
                                                                // pytorch_half_pixel, align_corners,
-                                                               // asymmetric, tf_crop_and_resize
+                                                               // asymmetric, tf_crop_and_resize,
+                                                               // tf_half_pixel_for_nn ((x + 0.5) / scale)
     std::string nearest_mode = "round_prefer_floor";  // round_prefer_floor, round_prefer_ceil, floor, ceil
     std::string keep_aspect_ratio_policy = "stretch"; // stretch, not_larger, not_smaller (sizes only)
     float cubic_coeff_a = -0.75f;
@@ -445,6 +446,81 @@ private:
                      const gpu::BufferRange& scratch) const override;
     const gpu::Pipeline* pipeline_ = nullptr;
     std::array<uint32_t, 3> push_{};
+};
+
+// ---------------------------------------------------------------------------------------------
+// ReverseSequence: X [T, B, ...] (time_axis 0, batch_axis 1) or [B, T, ...] (1, 0) with the first
+// sequence_lens[b] steps of each batch entry b reversed, the rest copied. sequence_lens: [B], i32
+// (lengths past T are clamped, negative ones are 0).
+struct ReverseSequenceDesc {
+    TensorDesc input, sequence_lens;
+    int64_t time_axis = 0, batch_axis = 1;
+};
+
+class ReverseSequence final : public Op {
+public:
+    static std::unique_ptr<ReverseSequence> create(gpu::Device& device, const ReverseSequenceDesc& desc);
+    const char* type() const override { return "ReverseSequence"; }
+
+private:
+    explicit ReverseSequence(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    const gpu::Pipeline* pipeline_ = nullptr;
+    std::array<uint32_t, 5> push_{}; // elements (words), T, B, inner (words), batch first
+};
+
+// ---------------------------------------------------------------------------------------------
+// MaxUnpool (2-D): Y [N, C, Ho, Wo] is zero except where MaxPool's indices I (i32) put X's values.
+// The default output (H - 1) * stride - pads + kernel is what the indices are flat indices into;
+// a larger output_shape keeps each value at the same (n, c, y, x) (as ONNX's reference). Indices
+// outside the default output are skipped. Two dispatches: clear, then scatter (duplicates: one wins).
+struct MaxUnpoolDesc {
+    TensorDesc input, indices;
+    std::vector<int64_t> kernel_shape, strides, pads, output_shape;
+};
+
+class MaxUnpool final : public Op {
+public:
+    static std::unique_ptr<MaxUnpool> create(gpu::Device& device, const MaxUnpoolDesc& desc);
+    const char* type() const override { return "MaxUnpool"; }
+
+private:
+    explicit MaxUnpool(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    const gpu::Pipeline *clear_ = nullptr, *scatter_ = nullptr;
+    std::array<uint32_t, 6> push_{}; // input elements, output elements, default H, W, output H, W
+};
+
+// ---------------------------------------------------------------------------------------------
+// RoiAlign (opsets 10 and 16): X [N, C, H, W], rois [R, 4] (x1, y1, x2, y2, in X's coordinates
+// before spatial_scale), batch_indices [R] (i32) -> Y [R, C, output_height, output_width]. Each
+// bin averages (mode avg) or takes the largest (max, as ONNX Runtime: the largest weighted corner)
+// of sampling_ratio^2 bilinear samples (0: ceil(bin size) per axis, at most 1024). coordinate_transformation_mode
+// half_pixel (opset 16's default: the roi shifted by half a pixel) or output_half_pixel. fp32.
+struct RoiAlignDesc {
+    TensorDesc input, rois, batch_indices;
+    std::string mode = "avg";
+    int64_t output_height = 1, output_width = 1, sampling_ratio = 0;
+    float spatial_scale = 1.f;
+    std::string coordinate_transformation_mode = "half_pixel";
+};
+
+class RoiAlign final : public Op {
+public:
+    static std::unique_ptr<RoiAlign> create(gpu::Device& device, const RoiAlignDesc& desc);
+    const char* type() const override { return "RoiAlign"; }
+
+private:
+    explicit RoiAlign(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    const gpu::Pipeline* pipeline_ = nullptr;
+    struct Push {
+        uint32_t count, C, H, W, oh, ow, sampling, max_mode, N;
+        float scale, offset;
+    } push_{};
 };
 
 } // namespace vkml::ops

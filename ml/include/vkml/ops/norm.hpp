@@ -68,6 +68,9 @@ protected:
     const gpu::Pipeline* single_ = nullptr;  // single-pass kernel
     const gpu::Pipeline* moments_ = nullptr; // split kernel, stage 1
     const gpu::Pipeline* apply_ = nullptr;   // split kernel, stage 2
+    // The same kernels moving four elements per load and store (groups of a multiple of 4
+    // elements, per-channel or per-element parameters), taken when X and Y start on 16 bytes.
+    const gpu::Pipeline *single_vec_ = nullptr, *moments_vec_ = nullptr, *apply_vec_ = nullptr;
     std::array<uint32_t, 3> grid_{};         // workgroups: groups x partials, folded into y when large
     uint32_t partials_ = 1;
     bool has_bias_ = true;
@@ -172,6 +175,36 @@ private:
     const gpu::Pipeline* pipeline_ = nullptr;
     uint64_t elements_ = 0;
     float alpha_ = 0.f, beta_ = 0.f, bias_ = 0.f;
+};
+
+// ---------------------------------------------------------------------------------------------
+// BatchNormalization in training mode (ONNX opset 14/15): the batch's own per-channel mean and
+// (population) variance normalize X, and the running statistics come out updated:
+//   Y = (X - mean) / sqrt(var + epsilon) * scale + B
+//   running_mean = input_mean * momentum + mean * (1 - momentum), running_var likewise.
+// One invocation per channel (two passes over its N x spatial elements in fp32): simple, not fast.
+// Outputs: Y, running_mean, running_var.
+struct BatchNormTrainingDesc {
+    TensorDesc input; // (N, C, D1, ...), rank >= 2
+    TensorDesc scale, bias, input_mean, input_var; // [C]
+    float epsilon = 1e-5f;
+    float momentum = 0.9f;
+};
+
+class BatchNormTraining final : public Op {
+public:
+    static std::unique_ptr<BatchNormTraining> create(gpu::Device& device, const BatchNormTrainingDesc& desc);
+    const char* type() const override { return "BatchNormalization"; }
+
+private:
+    explicit BatchNormTraining(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    const gpu::Pipeline* pipeline_ = nullptr;
+    struct Push {
+        uint32_t C, N, inner;
+        float epsilon, momentum;
+    } push_{};
 };
 
 } // namespace vkml::ops

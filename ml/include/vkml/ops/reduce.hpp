@@ -323,4 +323,29 @@ private:
     uint32_t rows_ = 0, n_ = 0, inner_ = 0;
 };
 
+// ---------------------------------------------------------------------------------------------
+// MaxPool and AveragePool over three spatial dimensions: input [N, C, D, H, W], the window's
+// kernel_shape, strides, pads (6), dilations, auto_pad and ceil_mode as ONNX has them; AveragePool's
+// count_include_pad. One invocation per output, fp32 math (no Indices output).
+struct Pool3dDesc {
+    bool max = true; // MaxPool, else AveragePool
+    TensorDesc input;
+    PoolWindow window;
+    int64_t count_include_pad = 0;
+};
+
+class Pool3d final : public Op {
+public:
+    static std::unique_ptr<Pool3d> create(gpu::Device& device, const Pool3dDesc& desc);
+    const char* type() const override { return max_ ? "MaxPool" : "AveragePool"; }
+
+private:
+    explicit Pool3d(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    const gpu::Pipeline* pipeline_ = nullptr;
+    uint32_t count_ = 0;
+    bool max_ = true;
+};
+
 } // namespace vkml::ops

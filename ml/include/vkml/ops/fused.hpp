@@ -1,0 +1,80 @@
+#pragma once
+// Fused subgraphs: whole networks (or parts) that one kernel computes in a single dispatch,
+// keeping the intermediate activations on chip. A graph pass (vkml/graph/passes.hpp,
+// fuse_conv_stacks) builds them from the ops they replace; they can be created directly too.
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vkml/gpu/buffer.hpp"
+#include "vkml/ops/op.hpp"
+
+namespace vkml::ops {
+
+// ---------------------------------------------------------------------------------------------
+// FusedConvStack: a network of few-channel 3x3 convolutions as Anime4K's (S, M, L, UL and its
+// restore networks), in one dispatch (shaders/fused/conv_stack.comp). With D layers of C channels
+// and act = CReLU ([relu(f), relu(-f)], 2C channels) or ReLU:
+//
+//   f_0 = conv3x3(x)                      x: [N, Cin, H, W], Cin 1..4
+//   f_l = conv3x3(act(f_{l-1}))            l = 1 .. D-1, C outputs each (C 1..8)
+//   head: Concat1x1  h = conv1x1(concat(act(f_0), ..., act(f_{D-1})))    K outputs, K <= 16
+//         LastLayer  h = f_{D-1}, whose layer has K outputs (K <= 8)
+//   y:    DepthToSpaceBilinear  DepthToSpace(h, 2, CRD) + Resize(x, 2x, linear, half_pixel)
+//                               [N, max(K/4, Cin), 2H, 2W]; K/4 and Cin are 1 (broadcast) or equal
+//         Residual              x + h[:, :Cin]        [N, Cin, H, W]
+//
+// Every 3x3 convolution has stride 1, dilation 1 and zero padding 1. A workgroup computes a tile
+// of the output and every layer's window around it in shared memory (the halo shrinks by a pixel
+// a layer), so the activations never reach memory; the weights are packed once, at creation, into
+// the op's own buffer. The input and output have the input's dtype; `smem` is the precision of
+// the activations between layers (f16: packed halves, as f16 storage would round them; f32: exact).
+struct ConvStackLayer {
+    std::vector<float> weight; // [outputs, inputs, 3, 3] (the 1x1 head: [K, inputs, 1, 1]), ONNX order
+    std::vector<float> bias;   // [outputs], or empty for zeros
+    int64_t outputs = 0;
+};
+
+enum class StackAct : uint8_t { CRelu, Relu };
+enum class StackHead : uint8_t { Concat1x1, LastLayer };
+enum class StackOutput : uint8_t { DepthToSpaceBilinear, Residual };
+
+struct ConvStackDesc {
+    TensorDesc input;
+    std::vector<ConvStackLayer> layers; // the 3x3 layers, f_0 first
+    StackAct act = StackAct::CRelu;
+    StackHead head = StackHead::Concat1x1;
+    ConvStackLayer head_conv; // Concat1x1 only
+    StackOutput output = StackOutput::DepthToSpaceBilinear;
+    DType smem = DType::f16; // f16 or f32
+    // The output tile (width, height) a workgroup computes; {0, 0}: chosen from the shapes and
+    // the device's shared memory (VKML_STACK_TILE=WxH overrides that choice for tuning).
+    std::array<int, 2> tile{0, 0};
+};
+
+class FusedConvStack final : public Op {
+public:
+    static std::unique_ptr<FusedConvStack> create(gpu::Device& device, const ConvStackDesc& desc);
+    // Whether create() would succeed (the desc is valid, a tile fits the device's shared memory
+    // and the shader variant runs there), without building anything; `why` says why not.
+    static bool supported(gpu::Device& device, const ConvStackDesc& desc, std::string* why = nullptr);
+    const char* type() const override { return "FusedConvStack"; }
+
+    std::array<int, 2> tile() const { return tile_; }
+    uint32_t shared_bytes() const { return shared_bytes_; } // per workgroup
+    std::array<uint32_t, 3> groups() const { return groups_; }
+
+private:
+    explicit FusedConvStack(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    const gpu::Pipeline* pipeline_ = nullptr;
+    gpu::Buffer weights_;
+    std::array<int, 2> tile_{};
+    uint32_t shared_bytes_ = 0;
+    std::array<uint32_t, 3> groups_{};
+};
+
+} // namespace vkml::ops
