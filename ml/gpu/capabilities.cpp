@@ -77,9 +77,13 @@ FeatureSupport query_feature_support(VkPhysicalDevice phys) {
     VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f11};
     const bool has_coop = s.has_extension(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
     const bool has_coop_khr = s.has_extension(khr_coopmat_extension);
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pexec{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+    const bool has_pexec = s.has_extension(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
     void** tail = &f13.pNext;
     if (has_coop) *tail = &coop, tail = &coop.pNext;
-    if (has_coop_khr) *tail = &coop_khr;
+    if (has_coop_khr) *tail = &coop_khr, tail = &coop_khr.pNext;
+    if (has_pexec) *tail = &pexec;
 
     VkPhysicalDeviceProperties props;
     vkGetPhysicalDeviceProperties(phys, &props);
@@ -97,6 +101,7 @@ FeatureSupport query_feature_support(VkPhysicalDevice phys) {
     s.dynamic_rendering = f13.dynamicRendering;
     s.vulkan_memory_model = f12.vulkanMemoryModel;
     s.coopmat_nv = has_coop && coop.cooperativeMatrix;
+    s.pipeline_executable_info = has_pexec && pexec.pipelineExecutableInfo;
     if (has_coop_khr && coop_khr.cooperativeMatrix) {
         PhysicalCoopmatPropertiesKhr stages;
         VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &stages};

@@ -85,6 +85,11 @@ bool push_descriptors_wanted(const DeviceDesc& desc) {
     return desc.use_push_descriptors && env_string("VKML_DISABLE_PUSH_DESCRIPTOR") != "1";
 }
 
+// VKML_PIPELINE_STATS=1: capture (and print) the compiler statistics of every pipeline.
+bool pipeline_statistics_wanted(const DeviceDesc& desc) {
+    return desc.pipeline_statistics || env_string("VKML_PIPELINE_STATS") == "1";
+}
+
 uint64_t memory_limit_from_env() {
     const std::string text = env_string("VKML_MEMORY_LIMIT");
     if (text.empty()) return 0;
@@ -389,6 +394,14 @@ struct Device::Impl {
                                                 vkGetDeviceProcAddr(device, "vkCmdPushDescriptorSetKHR"))
                                           : nullptr;
         if (!ext.cmd_push_descriptor_set) caps.push_descriptors = false;
+        if (caps.pipeline_statistics) {
+            ext.get_pipeline_executable_properties = reinterpret_cast<PFN_vkGetPipelineExecutablePropertiesKHR>(
+                vkGetDeviceProcAddr(device, "vkGetPipelineExecutablePropertiesKHR"));
+            ext.get_pipeline_executable_statistics = reinterpret_cast<PFN_vkGetPipelineExecutableStatisticsKHR>(
+                vkGetDeviceProcAddr(device, "vkGetPipelineExecutableStatisticsKHR"));
+            if (!ext.get_pipeline_executable_properties || !ext.get_pipeline_executable_statistics)
+                caps.pipeline_statistics = false;
+        }
         if (debug_utils) {
             ext.set_debug_utils_object_name = reinterpret_cast<PFN_vkSetDebugUtilsObjectNameEXT>(
                 vkGetInstanceProcAddr(instance, "vkSetDebugUtilsObjectNameEXT"));
@@ -598,6 +611,15 @@ std::unique_ptr<Device> Device::create(const DeviceDesc& desc) {
         exts.push_back(detail::khr_coopmat_extension);
         coop_features = &fcoop_khr;
     }
+    // Compiler statistics (registers, spills, shared memory) for tuning: VKML_PIPELINE_STATS.
+    const bool stats = pipeline_statistics_wanted(desc) && support.pipeline_executable_info;
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR fstats{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR, coop_features};
+    fstats.pipelineExecutableInfo = VK_TRUE;
+    if (stats) {
+        exts.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+        coop_features = &fstats;
+    }
     VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES, coop_features};
     f13.synchronization2 = VK_TRUE;
     f13.subgroupSizeControl = support.subgroup_size_control;
@@ -625,6 +647,7 @@ std::unique_ptr<Device> Device::create(const DeviceDesc& desc) {
     caps = detail::query_capabilities(d.instance, d.phys, budget);
     caps.push_descriptors = std::find(exts.begin(), exts.end(),
                                       std::string_view(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME)) != exts.end();
+    caps.pipeline_statistics = stats;
     caps.storage16 = support.storage16;
     caps.float16 = support.float16;
     caps.int8 = support.int8 && support.storage8;

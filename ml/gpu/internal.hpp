@@ -18,6 +18,7 @@ struct FeatureSupport {
     bool vulkan_memory_model = false; // the tensor-core shaders declare VulkanMemoryModel
     bool coopmat_nv = false;  // VK_NV_cooperative_matrix with cooperativeMatrix
     bool coopmat_khr = false; // VK_KHR_cooperative_matrix with cooperativeMatrix, in compute shaders
+    bool pipeline_executable_info = false; // VK_KHR_pipeline_executable_properties
     std::vector<std::string> extensions;
     bool has_extension(const char* name) const;
 };

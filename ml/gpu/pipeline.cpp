@@ -235,6 +235,48 @@ void PipelineCache::check_shader(ShaderId id) const {
         throw unsupported("cooperative matrices (VK_NV_cooperative_matrix or VK_KHR_cooperative_matrix)");
 }
 
+void PipelineCache::capture_statistics(Pipeline& p, const std::vector<uint32_t>& specialization) const {
+    const ExtFunctions& ext = device_.ext();
+    const VkDevice dev = device_.vk();
+    VkPipelineInfoKHR info{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
+    info.pipeline = p.pipeline_;
+    uint32_t count = 0;
+    if (ext.get_pipeline_executable_properties(dev, &info, &count, nullptr) != VK_SUCCESS) return;
+    std::vector<VkPipelineExecutablePropertiesKHR> executables(count, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR});
+    if (ext.get_pipeline_executable_properties(dev, &info, &count, executables.data()) != VK_SUCCESS) return;
+    for (uint32_t e = 0; e < count; ++e) {
+        VkPipelineExecutableInfoKHR ei{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
+        ei.pipeline = p.pipeline_;
+        ei.executableIndex = e;
+        uint32_t n = 0;
+        if (ext.get_pipeline_executable_statistics(dev, &ei, &n, nullptr) != VK_SUCCESS) continue;
+        std::vector<VkPipelineExecutableStatisticKHR> stats(n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+        if (ext.get_pipeline_executable_statistics(dev, &ei, &n, stats.data()) != VK_SUCCESS) continue;
+        for (const auto& st : stats) {
+            double v = 0;
+            switch (st.format) {
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: v = st.value.b32 ? 1 : 0; break;
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: v = double(st.value.i64); break;
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: v = double(st.value.u64); break;
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR: v = st.value.f64; break;
+            default: continue;
+            }
+            p.statistics_.push_back({executables[e].name, st.name, st.description, v});
+        }
+    }
+    if (detail::env_string("VKML_PIPELINE_STATS") != "1") return;
+    std::string line = "vkml pipeline " + p.name_ + " [";
+    for (size_t i = 0; i < specialization.size(); ++i) line += (i ? "," : "") + std::to_string(specialization[i]);
+    line += "] wg " + std::to_string(p.workgroup_[0]) + "x" + std::to_string(p.workgroup_[1]) + "x" +
+            std::to_string(p.workgroup_[2]) + ":";
+    for (const auto& st : p.statistics_) {
+        char value[32];
+        std::snprintf(value, sizeof value, "%g", st.value);
+        line += " " + st.name + "=" + value + ";";
+    }
+    std::fprintf(stderr, "%s\n", line.c_str());
+}
+
 void PipelineCache::create_layouts(Pipeline& p, const std::vector<BindingType>& types, uint32_t push_bytes,
                                    VkShaderStageFlags stages) {
     const VkDevice dev = device_.vk();
@@ -326,6 +368,7 @@ const Pipeline& PipelineCache::get(const ComputePipelineDesc& desc) {
         ci.stage.pName = "main";
         ci.stage.pSpecializationInfo = &spec;
         ci.layout = p->layout_;
+        if (caps.pipeline_statistics) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
         check_vk(vkCreateComputePipelines(dev, cache_, 1, &ci, nullptr, &p->pipeline_),
                  "vkCreateComputePipelines");
     } catch (...) {
@@ -335,6 +378,7 @@ const Pipeline& PipelineCache::get(const ComputePipelineDesc& desc) {
     }
     vkDestroyShaderModule(dev, module, nullptr);
     device_.set_debug_name(VK_OBJECT_TYPE_PIPELINE, p->pipeline_, name);
+    if (caps.pipeline_statistics) capture_statistics(*p, desc.specialization);
     ++stats_.pipelines;
     return *pipelines_.emplace(key, std::move(p)).first->second;
 }

@@ -167,6 +167,31 @@ TEST_F(PipelineCacheTest, DashDisablesThePersistentCache) {
     EXPECT_FALSE(fs::exists(dir_));
 }
 
+// VK_KHR_pipeline_executable_properties, for tuning kernels (registers, spills): captured only
+// when asked for, and then for every pipeline, also one that the persistent cache already held.
+TEST_F(PipelineCacheTest, CompilerStatisticsWhenAskedFor) {
+    {
+        auto plain = make();
+        const gpu::Pipeline& fill =
+            plain->pipeline({.shader = ShaderId::fill_f32, .bindings = 1, .push_constant_bytes = 8});
+        EXPECT_FALSE(plain->caps().pipeline_statistics);
+        EXPECT_TRUE(fill.statistics().empty());
+    } // saved to the persistent cache
+    auto desc = device_desc();
+    desc.cache_dir = dir_.string();
+    desc.pipeline_statistics = true;
+    auto d = gpu::Device::create(desc);
+    if (!d->caps().pipeline_statistics) GTEST_SKIP() << d->caps().device_name << " has no VK_KHR_pipeline_executable_properties";
+    use_pipelines(*d); // still computes correctly
+    const gpu::Pipeline& fill = d->pipeline({.shader = ShaderId::fill_f32, .bindings = 1, .push_constant_bytes = 8});
+    ASSERT_FALSE(fill.statistics().empty());
+    for (const auto& st : fill.statistics()) {
+        EXPECT_FALSE(st.executable.empty());
+        EXPECT_FALSE(st.name.empty());
+        EXPECT_GE(st.value, 0) << st.name;
+    }
+}
+
 TEST(PipelineCacheDir, FollowsEnvironment) {
     const char* old_vkml = std::getenv("VKML_CACHE_DIR");
     const std::string saved = old_vkml ? old_vkml : "";

@@ -52,6 +52,11 @@ struct DeviceDesc {
     // (as on a device without the extension). Also off with VKML_DISABLE_PUSH_DESCRIPTOR=1. On a
     // host device the host may still use the extension itself; vkml then does not.
     bool use_push_descriptors = true;
+    // Capture the driver compiler's statistics of every pipeline (registers, shared memory,
+    // spills...: VK_KHR_pipeline_executable_properties, where offered): Pipeline::statistics().
+    // Also on with VKML_PIPELINE_STATS=1, which prints them to stderr as pipelines are created.
+    // Devices vkml creates only (a host device has the features its host enabled).
+    bool pipeline_statistics = false;
     // Cap on the device-local memory vkml may allocate, below the driver's budget (0 = none).
     // Also set by VKML_MEMORY_LIMIT=<bytes, or with K/M/G suffix>.
     uint64_t memory_limit = 0;
@@ -103,6 +108,8 @@ struct ExtFunctions {
     PFN_vkSetDebugUtilsObjectNameEXT set_debug_utils_object_name = nullptr;
     PFN_vkCmdBeginDebugUtilsLabelEXT cmd_begin_debug_label = nullptr;
     PFN_vkCmdEndDebugUtilsLabelEXT cmd_end_debug_label = nullptr;
+    PFN_vkGetPipelineExecutablePropertiesKHR get_pipeline_executable_properties = nullptr;
+    PFN_vkGetPipelineExecutableStatisticsKHR get_pipeline_executable_statistics = nullptr;
 };
 
 class Device {

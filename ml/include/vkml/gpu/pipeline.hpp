@@ -72,6 +72,15 @@ struct GraphicsPipelineDesc {
     std::string name;                     // debug name; defaults to the fragment shader's id
 };
 
+// One compiler statistic of a pipeline's executable (VK_KHR_pipeline_executable_properties),
+// e.g. {"compute", "Register Count", ..., 128}; booleans are 0 or 1.
+struct PipelineStatistic {
+    std::string executable; // the executable's name as the driver gives it (a shader stage)
+    std::string name;
+    std::string description;
+    double value = 0;
+};
+
 class Pipeline {
 public:
     VkPipeline vk() const { return pipeline_; }
@@ -86,6 +95,10 @@ public:
     const std::string& name() const { return name_; }
     VkPipelineBindPoint bind_point() const { return bind_point_; }
     VkShaderStageFlags stages() const { return stages_; } // of the descriptors and push constants
+    // The driver's compiler statistics, captured when the device has
+    // Capabilities::pipeline_statistics (DeviceDesc::pipeline_statistics, VKML_PIPELINE_STATS=1);
+    // empty otherwise.
+    const std::vector<PipelineStatistic>& statistics() const { return statistics_; }
 
 private:
     friend class PipelineCache;
@@ -99,6 +112,7 @@ private:
     std::string name_;
     VkPipelineBindPoint bind_point_ = VK_PIPELINE_BIND_POINT_COMPUTE;
     VkShaderStageFlags stages_ = VK_SHADER_STAGE_COMPUTE_BIT;
+    std::vector<PipelineStatistic> statistics_;
 };
 
 struct PipelineCacheStats {
@@ -132,6 +146,9 @@ private:
     void create_layouts(Pipeline& p, const std::vector<BindingType>& types, uint32_t push_bytes,
                         VkShaderStageFlags stages);
     void check_shader(ShaderId id) const;
+    // Reads the driver's statistics of p (Capabilities::pipeline_statistics); prints them with
+    // the specialization constants when VKML_PIPELINE_STATS=1.
+    void capture_statistics(Pipeline& p, const std::vector<uint32_t>& specialization) const;
     Device& device_;
     std::filesystem::path file_;
     VkPipelineCache cache_ = VK_NULL_HANDLE;
