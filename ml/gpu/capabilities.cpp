@@ -113,6 +113,11 @@ FeatureSupport query_feature_support(VkPhysicalDevice phys) {
 
 CoopMatApi choose_coopmat(bool nv, bool khr, const std::string& coopmat_env, const std::string& disable_env,
                           std::string* note) {
+    // A misspelt value is an error even where VKML_DISABLE_COOPMAT=1 makes it moot: it would
+    // otherwise surface only on the next run without that switch.
+    if (!coopmat_env.empty() && coopmat_env != "auto" && coopmat_env != "nv" && coopmat_env != "khr" &&
+        coopmat_env != "off")
+        throw Error(ErrorCode::InvalidArgument, "VKML_COOPMAT=" + coopmat_env + ": expected auto, nv, khr or off");
     if (disable_env == "1" || coopmat_env == "off") return CoopMatApi::none;
     // auto: KHR where offered. On an H100 (driver 580) the same shaders ran faster as their KHR
     // twins: MatMul 2048^3 87 against 104 us, Conv 3x3 64->64 at 960x540 238 against 265 us.
@@ -124,10 +129,8 @@ CoopMatApi choose_coopmat(bool nv, bool khr, const std::string& coopmat_env, con
             *note = "VKML_COOPMAT=" + coopmat_env + ": the device does not offer " +
                     (want_nv ? VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME : khr_coopmat_extension) +
                     " for compute shaders; the tensor cores stay off";
-        return CoopMatApi::none;
     }
-    throw Error(ErrorCode::InvalidArgument,
-                "VKML_COOPMAT=" + coopmat_env + ": expected auto, nv, khr or off");
+    return CoopMatApi::none;
 }
 
 CoopMatApi choose_coopmat_from_env(bool nv, bool khr, std::string* note) {

@@ -167,6 +167,16 @@ gpu::DType arithmetic_dtype(const LowerContext& ctx, size_t i, bool ints_ok) {
 
 // ---- convolution family --------------------------------------------------------------------------
 
+// The attributes Conv and ConvTranspose share, for the 2-D and the 3-D op descriptions.
+template <class Desc> void read_conv_attributes(const Node& n, Desc& d) {
+    d.kernel_shape = n.get_ints("kernel_shape");
+    d.strides = n.get_ints("strides");
+    d.pads = n.get_ints("pads");
+    d.dilations = n.get_ints("dilations");
+    d.auto_pad = n.get_string("auto_pad", "NOTSET");
+    d.group = n.get_int("group", 1);
+}
+
 // 3-D Conv and ConvTranspose: their own op (ops::Conv3d).
 Lowered lower_conv3d(LowerContext& ctx) {
     const Node& n = ctx.node;
@@ -180,12 +190,7 @@ Lowered lower_conv3d(LowerContext& ctx) {
         d.bias = ctx.desc_as(2, ctx.float_dtype);
         ins.push_back(2);
     }
-    d.kernel_shape = n.get_ints("kernel_shape");
-    d.strides = n.get_ints("strides");
-    d.pads = n.get_ints("pads");
-    d.dilations = n.get_ints("dilations");
-    d.auto_pad = n.get_string("auto_pad", "NOTSET");
-    d.group = n.get_int("group", 1);
+    read_conv_attributes(n, d);
     if (d.transpose) {
         d.output_padding = n.get_ints("output_padding");
         d.output_shape = n.get_ints("output_shape");
@@ -209,14 +214,12 @@ Lowered lower_conv(LowerContext& ctx) {
         d.bias = ctx.desc_as(2, ctx.float_dtype);
         ins.push_back(2);
     }
-    d.kernel_shape = n.get_ints("kernel_shape");
-    d.strides = n.get_ints("strides");
-    d.pads = n.get_ints("pads");
-    d.dilations = n.get_ints("dilations");
-    d.auto_pad = n.get_string("auto_pad", "NOTSET");
-    d.group = n.get_int("group", 1);
+    read_conv_attributes(n, d);
     d.activation = fused_activation(n);
     const std::string pad_mode = n.get_string("vkml_pad_mode", "constant");
+    if (pad_mode != "constant" && pad_mode != "reflect" && pad_mode != "edge")
+        throw Error(ErrorCode::InvalidArgument,
+                    n.describe() + ": unknown vkml_pad_mode '" + pad_mode + "' (constant, reflect or edge)");
     d.pad_mode = pad_mode == "reflect" ? ops::ConvPadMode::Reflect
                  : pad_mode == "edge"  ? ops::ConvPadMode::Edge
                                        : ops::ConvPadMode::Zero;

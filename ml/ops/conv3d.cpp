@@ -8,20 +8,6 @@
 
 namespace vkml::ops {
 
-namespace {
-
-std::vector<int64_t> values(const char* op, const char* field, const std::vector<int64_t>& v, size_t count,
-                            int64_t min, int64_t fallback) {
-    if (v.empty()) return std::vector<int64_t>(count, fallback);
-    if (v.size() != count)
-        fail(op, field, "expected " + std::to_string(count) + " values for 3-D convolution, got " + std::to_string(v.size()));
-    for (int64_t x : v)
-        if (x < min || x > 65535) fail(op, field, "values must be in [" + std::to_string(min) + ", 65535]");
-    return v;
-}
-
-} // namespace
-
 std::unique_ptr<Conv3d> Conv3d::create(gpu::Device& device, const Conv3dDesc& desc) {
     const char* op = desc.transpose ? "ConvTranspose" : "Conv";
     detail::require_float(op, "input", desc.input);
@@ -38,10 +24,10 @@ std::unique_ptr<Conv3d> Conv3d::create(gpu::Device& device, const Conv3dDesc& de
         fail(op, "bias", "must be [" + std::to_string(M) + "] of the input's dtype");
     const std::vector<int64_t> k = {w[2], w[3], w[4]};
     if (!desc.kernel_shape.empty() && desc.kernel_shape != k) fail(op, "kernel_shape", "differs from the weight's");
-    const auto s = values(op, "strides", desc.strides, 3, 1, 1);
-    const auto d = values(op, "dilations", desc.dilations, 3, 1, 1);
-    auto pads = values(op, "pads", desc.pads, 6, 0, 0);
-    const auto opad = values(op, "output_padding", desc.output_padding, 3, 0, 0);
+    const auto s = detail::axis_values(op, "strides", "3-D convolution", desc.strides, 3, 1, 1);
+    const auto d = detail::axis_values(op, "dilations", "3-D convolution", desc.dilations, 3, 1, 1);
+    auto pads = detail::axis_values(op, "pads", "3-D convolution", desc.pads, 6, 0, 0);
+    const auto opad = detail::axis_values(op, "output_padding", "3-D convolution", desc.output_padding, 3, 0, 0);
     if (in[2] > 65535 || in[3] > 65535 || in[4] > 65535 || k[0] > 65535 || k[1] > 65535 || k[2] > 65535)
         fail(op, "input", "spatial sizes past 65535");
     const std::string& mode = desc.auto_pad;

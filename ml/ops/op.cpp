@@ -184,6 +184,16 @@ void require_float(const char* op, const std::string& field, const TensorDesc& d
         fail(op, field, std::string("must be f32 or f16, is ") + gpu::dtype_name(desc.dtype));
 }
 
+std::vector<int64_t> axis_values(const char* op, const char* field, const char* what,
+                                 const std::vector<int64_t>& v, size_t count, int64_t min, int64_t fallback) {
+    if (v.empty()) return std::vector<int64_t>(count, fallback);
+    if (v.size() != count)
+        fail(op, field, "expected " + std::to_string(count) + " values for " + what + ", got " + std::to_string(v.size()));
+    for (int64_t x : v)
+        if (x < min || x > 65535) fail(op, field, "values must be in [" + std::to_string(min) + ", 65535]");
+    return v;
+}
+
 uint32_t to_u32(const char* op, const std::string& field, int64_t value) {
     if (value < 0 || value > int64_t(UINT32_MAX))
         fail(op, field, std::to_string(value) + " does not fit the 32-bit indices vkml's kernels use");

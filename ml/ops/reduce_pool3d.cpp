@@ -9,20 +9,6 @@
 
 namespace vkml::ops {
 
-namespace {
-
-std::vector<int64_t> values(const char* op, const char* field, const std::vector<int64_t>& v, size_t count,
-                            int64_t min, int64_t fallback) {
-    if (v.empty()) return std::vector<int64_t>(count, fallback);
-    if (v.size() != count)
-        fail(op, field, "expected " + std::to_string(count) + " values for 3-D pooling, got " + std::to_string(v.size()));
-    for (int64_t x : v)
-        if (x < min || x > 65535) fail(op, field, "values must be in [" + std::to_string(min) + ", 65535]");
-    return v;
-}
-
-} // namespace
-
 std::unique_ptr<Pool3d> Pool3d::create(gpu::Device& device, const Pool3dDesc& desc) {
     const char* op = desc.max ? "MaxPool" : "AveragePool";
     detail::require_float(op, "input", desc.input);
@@ -30,10 +16,10 @@ std::unique_ptr<Pool3d> Pool3d::create(gpu::Device& device, const Pool3dDesc& de
     if (in.rank() != 5) fail(op, "input", "must be [N, C, D, H, W], is " + in.str());
     const PoolWindow& w = desc.window;
     if (w.kernel_shape.empty()) fail(op, "kernel_shape", "is required");
-    const auto kernel = values(op, "kernel_shape", w.kernel_shape, 3, 1, 1);
-    const auto strides = values(op, "strides", w.strides, 3, 1, 1);
-    const auto dilations = values(op, "dilations", w.dilations, 3, 1, 1);
-    auto pads = values(op, "pads", w.pads, 6, 0, 0);
+    const auto kernel = detail::axis_values(op, "kernel_shape", "3-D pooling", w.kernel_shape, 3, 1, 1);
+    const auto strides = detail::axis_values(op, "strides", "3-D pooling", w.strides, 3, 1, 1);
+    const auto dilations = detail::axis_values(op, "dilations", "3-D pooling", w.dilations, 3, 1, 1);
+    auto pads = detail::axis_values(op, "pads", "3-D pooling", w.pads, 6, 0, 0);
     const std::string& mode = w.auto_pad;
     if (mode != "NOTSET" && mode != "VALID" && mode != "SAME_UPPER" && mode != "SAME_LOWER")
         fail(op, "auto_pad", "unknown value '" + mode + "'");

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "vkml/ops/op.hpp"
 #include "vkml/shader_ids.hpp"
@@ -36,6 +37,11 @@ bool use_f16_math(const gpu::Device& device, DType dtype, MathPrecision math);
 void check_math(const char* op, MathPrecision math);
 
 void require_float(const char* op, const std::string& field, const TensorDesc& desc); // f32 or f16
+// A 3-D op's per-axis attribute (kernel_shape, strides, pads...): `count` values each in
+// [min, 65535], or `count` copies of `fallback` when `v` is empty; `what` names the op kind in
+// the error ("3-D convolution").
+std::vector<int64_t> axis_values(const char* op, const char* field, const char* what,
+                                 const std::vector<int64_t>& v, size_t count, int64_t min, int64_t fallback);
 // Fails unless `value` fits a uint32 (shader indices are 32-bit).
 uint32_t to_u32(const char* op, const std::string& field, int64_t value);
 

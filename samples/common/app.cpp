@@ -240,6 +240,15 @@ struct App::Impl {
     // Enabled features, kept for from_host (it reads the chain).
     VkPhysicalDeviceCooperativeMatrixFeaturesNV fcoop{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+    // VkPhysicalDeviceCooperativeMatrixFeaturesKHR: Debian bookworm's Vulkan headers (1.3.239)
+    // predate VK_KHR_cooperative_matrix, so its feature struct is spelled out here, as a renderer
+    // built against those headers would.
+    struct CoopmatFeaturesKhr {
+        VkStructureType sType = VkStructureType(1000506000);
+        void* pNext = nullptr;
+        VkBool32 cooperativeMatrix = VK_FALSE;
+        VkBool32 cooperativeMatrixRobustBufferAccess = VK_FALSE;
+    } fcoop_khr;
     VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
     VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
@@ -481,13 +490,27 @@ struct App::Impl {
 
         for (const char* e : {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME})
             if (device_has_extension(e)) device_extensions.push_back(e);
+        // Tensor cores: VK_KHR_cooperative_matrix where offered (vkml's own default; faster on an
+        // H100), else VK_NV_cooperative_matrix; either with the Vulkan memory model, which vkml's
+        // tensor-core shaders declare. VKML_COOPMAT=nv|khr|off and VKML_DISABLE_COOPMAT=1 choose
+        // as they do for vkml's own devices.
         const char* no_coop = std::getenv("VKML_DISABLE_COOPMAT");
-        if (device_has_extension(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) &&
-            !(no_coop && std::string(no_coop) == "1")) {
+        const char* coop_env = std::getenv("VKML_COOPMAT");
+        const std::string want = no_coop && std::string(no_coop) == "1" ? "off" : coop_env ? coop_env : "auto";
+        const bool memory_model = s12.vulkanMemoryModel;
+        const bool khr = memory_model && want != "off" && want != "nv" && device_has_extension("VK_KHR_cooperative_matrix");
+        const bool nv = !khr && memory_model && want != "off" && want != "khr" &&
+                        device_has_extension(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+        if (khr) {
+            device_extensions.push_back("VK_KHR_cooperative_matrix");
+            fcoop_khr.cooperativeMatrix = VK_TRUE;
+            f13.pNext = &fcoop_khr;
+        } else if (nv) {
             device_extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
             fcoop.cooperativeMatrix = VK_TRUE;
             f13.pNext = &fcoop;
         }
+        f12.vulkanMemoryModel = khr || nv;
         if (surface) device_extensions.push_back(VK_KHR_SWAPCHAIN_EXTENSION_NAME);
         std::vector<const char*> ext_ptrs;
         for (const auto& e : device_extensions) ext_ptrs.push_back(e.c_str());

@@ -47,11 +47,14 @@ TEST(CoopmatSelect, DisableWinsOverEverything) {
 }
 
 TEST(CoopmatSelect, UnknownValueIsAnError) {
-    try {
-        choose_coopmat(true, true, "amd", "");
-        FAIL() << "expected an error";
-    } catch (const vkml::Error& e) {
-        EXPECT_EQ(e.code(), vkml::ErrorCode::InvalidArgument);
-        EXPECT_NE(std::string(e.what()).find("VKML_COOPMAT=amd"), std::string::npos) << e.what();
+    // Also with VKML_DISABLE_COOPMAT=1 (the device suites run once that way).
+    for (const char* disable : {"", "1"}) {
+        try {
+            choose_coopmat(true, true, "amd", disable);
+            FAIL() << "expected an error, VKML_DISABLE_COOPMAT=" << disable;
+        } catch (const vkml::Error& e) {
+            EXPECT_EQ(e.code(), vkml::ErrorCode::InvalidArgument);
+            EXPECT_NE(std::string(e.what()).find("VKML_COOPMAT=amd"), std::string::npos) << e.what();
+        }
     }
 }

@@ -257,6 +257,26 @@ TEST_F(FusionTest, ReflectAndEdgePadsBecomeTheConvsPadding) {
     }
 }
 
+TEST_F(FusionTest, AnUnknownConvPadModeIsAnError) {
+    // vkml_pad_mode is vkml's own attribute (written by the Pad fusion); a model that carries
+    // another value gets an error naming the node, not zero padding.
+    Graph g = new_graph("pad_mode_wrap");
+    const ValueId x = input(g, "x", {1, 3, 6, 9});
+    const ValueId w = g.add_constant("w", rand_tensor({4, 3, 3, 3}, 43));
+    g.outputs().push_back(node(g, "Conv", {x, w}, "wrapped",
+                               {{"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                                {"kernel_shape", std::vector<int64_t>{3, 3}},
+                                {"vkml_pad_mode", "wrap"}}));
+    try {
+        Session s(dev(), g, {.fp32 = true});
+        FAIL() << "a Conv with vkml_pad_mode 'wrap' was accepted";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+        EXPECT_NE(std::string(e.what()).find("wrapped"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("vkml_pad_mode 'wrap'"), std::string::npos) << e.what();
+    }
+}
+
 // On a real model: esrgan-slim's Conv+Relu pairs fuse, and the fused session still matches the
 // unfused one (the golden-image test checks the result itself).
 TEST_F(FusionTest, EsrganSlimFusesItsActivations) {
