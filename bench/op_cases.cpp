@@ -15,18 +15,24 @@ using gpu::DType;
 using gpu::Shape;
 using ops::TensorDesc;
 
-OpBenchCase conv_case(bool large, int64_t c, int64_t m, int64_t k, int64_t h, int64_t w, int64_t group = 1) {
+// h x w is the input; stride 2 halves the output (pads k / 2).
+OpBenchCase conv_case(bool large, int64_t c, int64_t m, int64_t k, int64_t h, int64_t w, int64_t group = 1,
+                      int64_t stride = 1) {
     const int64_t pad = k / 2;
+    const int64_t oh = (h + 2 * pad - k) / stride + 1, ow = (w + 2 * pad - k) / stride + 1;
     OpBenchCase bc;
     bc.large = large;
-    bc.name = "Conv " + std::to_string(k) + "x" + std::to_string(k) + " " + std::to_string(c) + "->" +
-              std::to_string(m) + (group > 1 ? " dw" : "") + " @ " + std::to_string(w) + "x" + std::to_string(h);
-    bc.flops = 2.0 * double(m) * double(c / group) * double(k * k) * double(h * w);
-    bc.bytes = 4.0 * double(c * h * w + m * h * w + m * (c / group) * k * k);
+    bc.name = "Conv " + std::to_string(k) + "x" + std::to_string(k) +
+              (stride > 1 ? " s" + std::to_string(stride) : std::string()) + " " + std::to_string(c) + "->" +
+              std::to_string(m) + (group > 1 ? " dw" : "") + " @ " + std::to_string(w) + "x" +
+              std::to_string(h);
+    bc.flops = 2.0 * double(m) * double(c / group) * double(k * k) * double(oh * ow);
+    bc.bytes = 4.0 * double(c * h * w + m * oh * ow + m * (c / group) * k * k);
     bc.make = [=](gpu::Device& d, DType t) -> std::unique_ptr<ops::Op> {
         return ops::Conv::create(d, {.input = {{1, c, h, w}, t},
                                      .weight = {{m, c / group, k, k}, t},
                                      .bias = TensorDesc{{m}, t},
+                                     .strides = {stride, stride},
                                      .pads = {pad, pad, pad, pad},
                                      .group = group,
                                      .activation = {ops::ActivationKind::Relu}});
@@ -139,6 +145,9 @@ std::vector<OpBenchCase> op_bench_cases() {
         conv_case(true, 64, 4, 3, 540, 960),   // esrgan-slim's dense-block growth layers
         conv_case(true, 64, 64, 5, 540, 960),  // esrgan's UPN1
         conv_case(true, 12, 3, 3, 1080, 1920), // esrgan's last layer, after the upsampling
+        // the style network's downsampling layers (stride 2: outputs 960x540 and 480x270)
+        conv_case(true, 32, 64, 3, 1080, 1920, 1, 2),
+        conv_case(true, 64, 128, 3, 540, 960, 1, 2),
         matmul_case(true, 2048, 2048, 2048),
         matmul_case(true, 64, 64, 518400),
         unary_case(true, {1, 64, 540, 960}),

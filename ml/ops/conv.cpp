@@ -282,9 +282,11 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
     }
     const detail::conv::HaloTile* halo = coop && spec.split == 1 ? halo_fit : nullptr;
     if (halo) {
-        // 3x3, 5x5 and 9x9 stride 1: the staged-window kernel, 16/32/64 channels x 8 rows of 32
-        // pixels a workgroup; the tiles are walked grid-stride (VKML_HALO_GROUPS caps the workgroups).
+        // 3x3, 5x5 and 9x9 stride 1 (3x3 and 5x5 stride 2): the staged-window kernel, 16/32/64
+        // channels x 8 (stride 2: 4) rows of 32 pixels a workgroup; the tiles are walked
+        // grid-stride (VKML_HALO_GROUPS caps the workgroups).
         conv->halo_ = true;
+        conv->halo_shader_ = halo->shader;
         if (halo->fold || halo->mfold) // (replaces a tap-major pack: 64 virtual rows or channels at most)
             pack_taps(halo->fold ? spec.kw : 0, halo->mfold ? spec.kw : 0);
         else if (!spec.packed_w)

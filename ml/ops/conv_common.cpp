@@ -214,24 +214,30 @@ const HaloTile* halo_tile(const gpu::Device& device, const ConvSpec& s) {
         {"conv_halo9_h32", 32, 256, 8, 9},  {"conv_halo3f_h16", 16, 256, 8, 3, true},
         {"conv_halo3f_h32", 32, 256, 8, 3, true}, {"conv_halo3f_h64", 64, 256, 8, 3, true},
         {"conv_halo9f_h16", 16, 256, 8, 9, true}, {"conv_halo9f_h32", 32, 256, 8, 9, true},
-        {"conv_halo9m_h32", 32, 256, 8, 9, false, true}, {"conv_halo3m_h16", 16, 256, 8, 3, false, true}};
+        {"conv_halo9m_h32", 32, 256, 8, 9, false, true}, {"conv_halo3m_h16", 16, 256, 8, 3, false, true},
+        // Stride 2: tiles of 4 rows of 32 outputs.
+        {"conv_halo_s2_h16", 16, 128, 4, 3, false, false, 2}, {"conv_halo_s2_h32", 32, 256, 4, 3, false, false, 2},
+        {"conv_halo_s2_h64", 64, 256, 4, 3, false, false, 2, 1}, {"conv_halo_s2_h32s", 32, 128, 4, 3, false, false, 2},
+        {"conv_halo_s2_h64s", 64, 128, 4, 3, false, false, 2, 1},
+        {"conv_halo5_s2_h32", 32, 256, 4, 5, false, false, 2, 1}};
     if (disabled || s.kh != s.kw || (s.kh != 3 && s.kh != 5 && s.kh != 9)) return nullptr;
-    if (s.sh != 1 || s.sw != 1 || s.dh != 1 || s.dw != 1 || s.group != 1) return nullptr;
+    if (s.sh != s.sw || (s.sh != 1 && s.sh != 2) || s.dh != 1 || s.dw != 1 || s.group != 1) return nullptr;
+    const uint32_t stride = s.sh;
     if (s.pt < 0 || s.pt >= int32_t(s.kh) || s.pl < 0 || s.pl >= int32_t(s.kw)) return nullptr;
     // Few input channels (an RGB first layer): the kernel's columns become channels, where they
     // fill 3/4 of their 16-deep fragments (a 9x9 RGB layer: 27 of 32; a 3x3 one, 9 of 16, ran
     // slower than the implicit GEMM on an H100: 120 against 95 us for 3->64 at 960x540).
     const bool fold = s.c % 8 != 0;
     const uint64_t virt = uint64_t(s.c) * s.kw;
-    if (fold && (virt > 64 || virt * 4 < (virt + 15) / 16 * 16 * 3)) return nullptr;
+    if (fold && (stride != 1 || virt > 64 || virt * 4 < (virt + 15) / 16 * 16 * 3)) return nullptr;
     // Few output channels (a 9x9 32->3 last layer): the kernel's columns become output rows.
     bool mfold = false;
     for (const HaloTile& t : tiles)
-        mfold |= !fold && t.mfold && t.ks == s.kh && uint64_t(s.m) * s.kw <= t.rows;
+        mfold |= !fold && t.mfold && t.ks == s.kh && t.stride == stride && uint64_t(s.m) * s.kw <= t.rows;
     const HaloTile* pick = nullptr;
     const HaloTile* largest = nullptr;
     for (const HaloTile& t : tiles) {
-        if (t.ks != s.kh || t.fold != fold || t.mfold != mfold) continue;
+        if (t.ks != s.kh || t.stride != stride || t.fold != fold || t.mfold != mfold) continue;
         if (!forced.empty()) {
             if (std::string(t.shader).ends_with(forced)) pick = &t;
         } else if (!pick && t.rows >= std::min<uint32_t>(s.m, 64)) {
@@ -239,16 +245,19 @@ const HaloTile* halo_tile(const gpu::Device& device, const ConvSpec& s) {
         }
         if (t.threads == 256 && (!largest || t.rows > largest->rows)) largest = &t;
     }
-    // 9x9 comes with at most 32 rows (a style network's first and last layers, 3 -> 32 and
-    // 32 -> 3): more take the largest tile in several row blocks.
-    if (!pick && forced.empty() && s.kh == 9) pick = largest;
+    // 9x9 (and 5x5 stride 2) comes with at most 32 rows (a style network's first and last layers,
+    // 3 -> 32 and 32 -> 3): more take the largest tile in several row blocks.
+    if (!pick && forced.empty() && (s.kh == 9 || stride == 2)) pick = largest;
     if (!pick) return nullptr;
-    // The window: tile rows + KS - 1 by 48 columns (32 folded) of 16 channels (3 units of 16
-    // bytes a pixel); the weights: rows x (taps of KG kernel rows x 16 channels + 1 unit of padding).
+    // The window: (tile rows - 1) x stride + KS rows by 48 columns (32 folded; at stride 2 72, or
+    // 80 at 5x5) of 16 channels (3 units of 16 bytes a pixel); the weights: rows x (taps of KG
+    // kernel rows x 16 channels + 1 unit of padding).
     const bool folded = pick->fold || pick->mfold;
-    const uint32_t kg = folded || pick->ks == 3 ? pick->ks : 1, kwv = folded ? 1 : pick->ks;
-    const uint32_t bytes =
-        ((pick->tile_rows + pick->ks - 1) * (pick->fold ? 32 : 48) * 3 + pick->rows * (kg * kwv * 2 + 1)) * 16;
+    const uint32_t kg = pick->kg ? pick->kg : (folded || pick->ks == 3 ? pick->ks : 1);
+    const uint32_t kwv = folded ? 1 : pick->ks;
+    const uint32_t window_rows = (pick->tile_rows - 1) * pick->stride + pick->ks;
+    const uint32_t window_cols = pick->fold ? 32 : pick->stride == 2 ? 64 + (pick->ks <= 3 ? 8 : 16) : 48;
+    const uint32_t bytes = (window_rows * window_cols * 3 + pick->rows * (kg * kwv * 2 + 1)) * 16;
     return device.caps().max_shared_memory >= bytes ? pick : nullptr;
 }
 

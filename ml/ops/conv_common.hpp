@@ -62,14 +62,18 @@ bool coop_tap_major(const ConvSpec& spec);
 struct HaloTile {
     const char* shader;
     uint32_t rows, threads, tile_rows, ks;
-    bool fold = false;  // the kernel's columns folded into the channels (few input channels)
-    bool mfold = false; // ... into the output rows (few output channels)
+    bool fold = false;   // the kernel's columns folded into the channels (few input channels)
+    bool mfold = false;  // ... into the output rows (few output channels)
+    uint32_t stride = 1; // STRIDE: 1, or 2 in both axes
+    uint32_t kg = 0;     // KG, kernel rows whose weights are staged at a time (0: the shader's default)
 };
-// The variant for this geometry on this device, or nullptr: 3x3, 5x5 or 9x9, stride 1, dilation 1,
-// group 1, pads top/left below the kernel size, C a multiple of 8 (or, at 3x3 and 9x9, C * KW up
-// to 64: the folded variants; M * KW up to the tile's rows: the output-folded ones), the shared
-// memory within the device's limit, and
-// VKML_DISABLE_CONV_HALO unset. VKML_HALO_TILE=h64f|h64s|... forces one.
+// The variant for this geometry on this device, or nullptr: 3x3, 5x5 or 9x9, stride 1, or 3x3 and
+// 5x5 stride 2 (C a multiple of 8), dilation 1, group 1, pads top/left below the kernel size, C a
+// multiple of 8 (or, at 3x3 and 9x9 stride 1, C * KW up to 64: the folded variants; M * KW up to the
+// tile's rows: the output-folded ones), the shared memory within the device's limit, and
+// VKML_DISABLE_CONV_HALO unset. VKML_HALO_TILE=h64f|h64s|... forces one (the tile of that name
+// among the variants of the layer's kernel size and stride: h32s picks conv_halo_s2_h32s for a
+// stride-2 layer).
 const HaloTile* halo_tile(const gpu::Device& device, const ConvSpec& spec);
 ConvSpec conv_spec(const ConvGeometry& g, int64_t m, int64_t oh, int64_t ow, int64_t pad_top,
                    int64_t pad_left, int64_t group, bool has_bias, bool has_residual, ActivationKind act);

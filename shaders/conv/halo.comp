@@ -9,9 +9,9 @@
 #include "common.glsl"
 #include "activation.glsl"
 #include "conv/conv_spec.glsl"
-// Tensor-core KS x KS convolution (KS = 3, 5 or 9), stride 1, dilation 1, group 1, f16 storage, fp32
-// accumulation, with the input window ("halo") of an output tile staged in shared memory once for
-// all taps.
+// Tensor-core KS x KS convolution (KS = 3, 5 or 9), stride 1 (or 2: STRIDE below), dilation 1,
+// group 1, f16 storage, fp32 accumulation, with the input window ("halo") of an output tile staged
+// in shared memory once for all taps.
 //
 // The implicit GEMM (conv/igemm.comp) gathers its B slice from global memory tap by tap, so each
 // input element is read nine times and most of those reads straddle two 16-byte units. Here a
@@ -30,10 +30,21 @@
 //
 // Compile-time tile (the .list line): CM_WM x CM_WN subgroups, each CM_FM x CM_FN fragments of
 // 16 x 16; BM = CM_WM * CM_FM * 16 channels, BN = CM_WN * CM_FN * 16 pixels = TH rows of 32; KS,
-// KG. Padding rows and columns read as zeros, or reflect or repeat the edge (PAD_MODE; only the
+// KG, STRIDE. Padding rows and columns read as zeros, or reflect or repeat the edge (PAD_MODE; only the
 // units that cross an edge take the element-wise path); channels past C read as zeros. Needs C % 8 == 0 (whole 16-byte
 // weight units) and pads top/left below KS; the C++ side (ml/ops/conv_common.cpp) checks, and
 // mirrors the shared-memory sizes below.
+//
+// STRIDE = 2 (KS = 3 or 5, neither FOLD nor MFOLD): output row oh0 + y, column ow0 + x, tap (kh, kw)
+// reads input row 2 (oh0 + y) + kh - PT, column 2 (ow0 + x) + kw - PL. The window is then the
+// (TH - 1) * 2 + KS input rows from 2 oh0 - PT and the HCOLS = 2 TW + 8 (KS = 3) or + 16 (KS = 5)
+// input columns from 2 ow0 - WIN_L: WIN_L = 8 (whole units, as at stride 1) where PL > 0, 0 at
+// KS = 3 with PL = 0 (then the 72 columns still reach 2 ow0 + 64, the last one read). Window
+// column wc holds input column 2 ow0 - WIN_L + wc; output column x of tap kw reads window column
+// 2 x + d, d = kw + WIN_L - PL >= 0. A window row is stored as its even columns then its odd ones
+// (column wc at pixel slot (wc % 2) * HCOLS / 2 + wc / 2), so the 16 pixels x0 .. x0 + 15 of a B
+// fragment are the consecutive slots (d % 2) * HCOLS / 2 + x0 + d / 2 + i: the same column-major
+// load as at stride 1, and conflict-free (a stride of two pixels would hit each bank twice).
 VKML_LOCAL_SIZE;
 
 #define CM_L 16
@@ -70,6 +81,9 @@ VKML_LOCAL_SIZE;
 #ifndef FOLD
 #define FOLD 0
 #endif
+#ifndef STRIDE
+#define STRIDE 1
+#endif
 // FOLD: few input channels (an RGB first layer, C * KW <= 64): the kernel's columns are folded
 // into the channels, so the kernel runs as KS x 1 over CV = C * KW virtual channels (padded to
 // a multiple of 8), virtual channel c * KW + kw of a pixel being channel c at column + kw - PL.
@@ -99,8 +113,23 @@ const uint MROWS = M;
 #endif
 #define GROUPS (KS / KG)      // steps per channel chunk
 #define TAPS (KG * KWV)       // taps per step
-#define HROWS (TH + KS - 1)   // input rows of a tile's window
+#define HROWS ((TH - 1) * STRIDE + KS) // input rows of a tile's window
+#if STRIDE == 1
 #define HCOLS (TW + 2 * HSIDE) // input columns staged: HSIDE each side (whole units; pads < KS <= 8)
+#define WIN_L HSIDE            // window column 0 is input column ow0 - WIN_L
+#define SLOT(col) (col)        // pixel slot of window column col in its row
+#else
+#if KS <= 3
+#define S2_SIDE 8  // columns beyond the 2 TW of a tile's outputs (whole units)
+#define S2_DMAX 9  // the largest column offset d of a tap (WIN_L = 8 at PL >= 1)
+#else
+#define S2_SIDE 16
+#define S2_DMAX 12
+#endif
+#define HCOLS (2 * TW + S2_SIDE)
+#define WIN_L (KS <= 3 && PL == 0 ? 0u : 8u) // window column 0 is input column 2 ow0 - WIN_L
+#define SLOT(col) (((col) & 1) * (HCOLS / 2) + ((col) >> 1)) // even columns, then odd ones
+#endif
 #define PIX_UNITS (CC / 8 + 1) // 16-byte units per staged pixel, padded against bank conflicts
 #define W_ROW (TAPS * CC / 8 + 1) // units per staged weight row, padded
 #define HALO_TASKS (HROWS * (HCOLS / 8) * (CC / 8)) // 8 channels x 8 pixels each
@@ -111,6 +140,16 @@ const uint MROWS = M;
 
 #if BN % BCOLS != 0 || KS % KG != 0 || KS > 9 || (MFOLD && (CM_FN * CM_L != BCOLS || CM_WM != 1))
 #error "conv halo: the pixel tile must be whole rows of 32"
+#endif
+#if STRIDE != 1 && (STRIDE != 2 || FOLD || MFOLD || KS > 5)
+#error "conv halo: stride 2 comes at 3x3 and 5x5, unfolded"
+#endif
+// Stride 2: the last slot a B fragment reads, TW - 1 + d / 2 with d <= KS - 1 + WIN_L - PL, stays in
+// its half row: d <= 9 at KS = 3 (WIN_L = 8 needs PL >= 1), d <= 12 at KS = 5.
+#if STRIDE == 2
+#if TW - 1 + S2_DMAX / 2 >= HCOLS / 2
+#error "conv halo: the stride-2 window is too narrow"
+#endif
 #endif
 #if MFOLD && CM_WN / 2 * BM * (BCOLS / 4 + 1) > HROWS * HCOLS * PIX_UNITS
 #error "conv halo: half of the subgroups' partial sums must fit the staged window"
@@ -142,7 +181,7 @@ const bool X_VEC = W % 8 == 0;
 void fetch(uint t, uint q, uint rg, uint m0) {
     const uint tid = gl_LocalInvocationIndex;
     const uint n = t / (TILES_X * TILES_Y), ty = (t / TILES_X) % TILES_Y, tx = t % TILES_X;
-    const int ih0 = int(ty * TH) - int(PT), iw0 = int(tx * TW) - HSIDE;
+    const int ih0 = int(ty * TH * STRIDE) - int(PT), iw0 = int(tx * TW * STRIDE) - int(WIN_L);
     if (rg == 0) [[unroll]] for (uint s = 0; s < HALO_PER; ++s) {
         const uint task = tid + s * CM_THREADS;
         const uint cg = task % (CC / 8), g = (task / (CC / 8)) % (HCOLS / 8), r = task / (CC / 8 * (HCOLS / 8));
@@ -208,7 +247,7 @@ void stage(uint rg) {
                 uvec4 v;
                 [[unroll]] for (uint word = 0; word < 4; ++word)
                     v[word] = half_of(rx[s * 8 + 2 * word], p) | (half_of(rx[s * 8 + 2 * word + 1], p) << 16);
-                sh_x[(r * HCOLS + g * 8 + p) * PIX_UNITS + cg] = v;
+                sh_x[(r * HCOLS + SLOT(g * 8 + p)) * PIX_UNITS + cg] = v;
             }
         }
     }
@@ -277,6 +316,10 @@ void main() {
                     const uint p0 = (wn * CM_FN + j) * CM_L, y = p0 / BCOLS, x = p0 % BCOLS;
 #if MFOLD
                     coopMatLoadNV(fb[j], sh_x, ((y + kh) * HCOLS + x) * PIX_UNITS + ks * 2, PIX_UNITS, true);
+#elif STRIDE == 2
+                    // Output pixels x .. x + 15 of row y: window row 2 y + kh, columns 2 (x + i) + d.
+                    const uint d = kw + WIN_L - PL;
+                    coopMatLoadNV(fb[j], sh_x, ((2 * y + kh) * HCOLS + SLOT(d) + x) * PIX_UNITS + ks * 2, PIX_UNITS, true);
 #else
                     coopMatLoadNV(fb[j], sh_x, ((y + kh) * HCOLS + x + kw + HSIDE - PLV) * PIX_UNITS + ks * 2, PIX_UNITS, true);
 #endif

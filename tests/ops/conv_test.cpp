@@ -1,6 +1,7 @@
 // Conv against the double-precision reference: every kernel (direct, 1x1 GEMM, implicit GEMM) on
 // every case it can run, in f32 and f16 storage, plus descriptor errors.
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,19 @@ struct ConvCase {
     ops::Activation act{};
     bool residual = false;
     ops::ConvPadMode pad_mode = ops::ConvPadMode::Zero;
+    // A staged-window case: the conv_halo variant (shaders/conv.list) TensorCore must run it on,
+    // split K off (it would take these small grids from the staged window). Checked where the
+    // device has tensor cores and neither VKML_HALO_TILE nor VKML_DISABLE_CONV_HALO is set.
+    const char* halo = nullptr;
 };
+
+// Whether the staged-window variant Auto picks is the one the table in conv_common.cpp gives
+// (not overridden for tuning).
+bool halo_tiles_as_built() {
+    const char* forced = std::getenv("VKML_HALO_TILE");
+    const char* off = std::getenv("VKML_DISABLE_CONV_HALO");
+    return !forced && !(off && *off && std::string(off) != "0");
+}
 
 // x padded by `pads` ([begin..., end...] of the spatial axes) in a reflect or edge mode, so that
 // the reference convolves it without padding.
@@ -100,6 +113,7 @@ protected:
                                 .activation = c.act,
                                 .residual = c.residual,
                                 .kernel = k,
+                                .split_k = c.halo ? 1u : 0u,
                                 .halo_small_grids = true};
                 std::unique_ptr<ops::Conv> op;
                 try {
@@ -109,6 +123,10 @@ protected:
                     continue;
                 }
                 ASSERT_EQ(op->kernel(), k) << what;
+                if (k == ConvKernel::TensorCore && c.halo && halo_tiles_as_built()) {
+                    EXPECT_TRUE(op->halo()) << what;
+                    EXPECT_EQ(std::string(op->halo_shader() ? op->halo_shader() : "none"), c.halo) << what;
+                }
                 ASSERT_EQ(op->outputs()[0].shape, want.shape()) << what;
                 std::vector<HostTensor> in{x, w};
                 if (c.bias) in.push_back(b);
@@ -307,32 +325,86 @@ TEST_F(ConvTest, StagedWindowTiles) {
     // channel blocks with a partial one (M = 20, 70), batches, every top/left pad from 0 to 2,
     // residual and activation. check() runs each case on the implicit GEMM too.
     const ops::Activation relu{ActivationKind::Relu};
-    check({"window C40 M20 W37", {1, 40, 11, 37}, {20, 40, 3, 3}, {}, {1, 1, 1, 1}, {}});
-    check({"window C8 M3 16-row tile", {1, 8, 17, 35}, {3, 8, 3, 3}, {}, {1, 1, 1, 1}, {}});
-    check({"window 5x5 C8 M12", {2, 8, 9, 16}, {12, 8, 5, 5}, {}, {2, 2, 2, 2}, {}});
-    check({"window 9x9 C16 M3", {1, 16, 12, 36}, {3, 16, 9, 9}, {}, {4, 4, 4, 4}, {}});
-    check({"window 9x9 C8 M40 pads 8/0", {1, 8, 10, 33}, {40, 8, 9, 9}, {}, {8, 0, 0, 8}, {}});
-    check({"window C16 M70 W40 batch 2 residual relu", {2, 16, 9, 40}, {70, 16, 3, 3}, {}, {1, 1, 1, 1}, {},
-           "NOTSET", 1, true, relu, true});
-    check({"window pads 2/0 and 0/2", {1, 24, 10, 33}, {33, 24, 3, 3}, {}, {2, 0, 0, 2}, {}});
-    check({"window valid", {1, 8, 12, 40}, {16, 8, 3, 3}, {}, {}, {}, "NOTSET", 1, false});
+    // Each case must run on the variant named (split K off: it would take these small grids from
+    // the staged window).
+    const auto window = [&](ConvCase c, const char* variant) {
+        c.halo = variant;
+        check(c);
+    };
+    window({"window C40 M20 W37", {1, 40, 11, 37}, {20, 40, 3, 3}, {}, {1, 1, 1, 1}, {}},
+           "conv_halo_h32");
+    window({"window C8 M3 16-row tile", {1, 8, 17, 35}, {3, 8, 3, 3}, {}, {1, 1, 1, 1}, {}},
+           "conv_halo3m_h16");
+    window({"window 5x5 C8 M12", {2, 8, 9, 16}, {12, 8, 5, 5}, {}, {2, 2, 2, 2}, {}},
+           "conv_halo5_h16");
+    window({"window 9x9 C16 M3", {1, 16, 12, 36}, {3, 16, 9, 9}, {}, {4, 4, 4, 4}, {}},
+           "conv_halo9m_h32");
+    window({"window 9x9 C8 M40 pads 8/0", {1, 8, 10, 33}, {40, 8, 9, 9}, {}, {8, 0, 0, 8}, {}},
+           "conv_halo9_h32");
+    window({"window C16 M70 W40 batch 2 residual relu", {2, 16, 9, 40}, {70, 16, 3, 3}, {}, {1, 1, 1, 1}, {},
+            "NOTSET", 1, true, relu, true},
+           "conv_halo_h64");
+    window({"window pads 2/0 and 0/2", {1, 24, 10, 33}, {33, 24, 3, 3}, {}, {2, 0, 0, 2}, {}},
+           "conv_halo_h64");
+    window({"window valid", {1, 8, 12, 40}, {16, 8, 3, 3}, {}, {}, {}, "NOTSET", 1, false},
+           "conv_halo_h16");
     // 5x5: the weights come a kernel row at a time (five steps per channel chunk).
-    check({"window 5x5 C24 M40 W41", {1, 24, 10, 41}, {40, 24, 5, 5}, {}, {2, 2, 2, 2}, {}, "NOTSET", 1, true, relu});
-    check({"window 5x5 pads 4/0 M20 W32", {1, 16, 9, 32}, {20, 16, 5, 5}, {}, {4, 0, 0, 4}, {}});
+    window({"window 5x5 C24 M40 W41", {1, 24, 10, 41}, {40, 24, 5, 5}, {}, {2, 2, 2, 2}, {}, "NOTSET", 1, true,
+            relu},
+           "conv_halo5_h64");
+    window({"window 5x5 pads 4/0 M20 W32", {1, 16, 9, 32}, {20, 16, 5, 5}, {}, {4, 0, 0, 4}, {}},
+           "conv_halo5_h32");
     // Few input channels (C * KW <= 64 filling 3/4 of its chunks, C not a multiple of 8): the
     // kernel's columns folded into the channels. An RGB 9x9 first layer (aligned rows: shifted
     // 16-byte units), C * KW = 63 (four chunks, the last short) with pads 8/0, 3x3 C = 5 with a
     // partial 64-row block (3x3 C = 3 stays on the implicit GEMM: 9 of 16).
-    check({"window fold 9x9 C3 M32 W40", {1, 3, 13, 40}, {32, 3, 9, 9}, {}, {4, 4, 4, 4}, {}});
+    window({"window fold 9x9 C3 M32 W40", {1, 3, 13, 40}, {32, 3, 9, 9}, {}, {4, 4, 4, 4}, {}},
+           "conv_halo9f_h32");
     check({"window 3x3 C3 M20 W37 batch 2 (not folded)", {2, 3, 11, 37}, {20, 3, 3, 3}, {}, {1, 1, 1, 1}, {}});
-    check({"window fold 9x9 C7 M12 pads 8/0", {1, 7, 10, 33}, {12, 7, 9, 9}, {}, {8, 0, 0, 8}, {}});
+    window({"window fold 9x9 C7 M12 pads 8/0", {1, 7, 10, 33}, {12, 7, 9, 9}, {}, {8, 0, 0, 8}, {}},
+           "conv_halo9f_h16");
     // Few output channels (M * KW <= 32 at 9x9, 16 at 3x3): the kernel's columns folded into the
     // output rows (and "window 9x9 C16 M3", "window C8 M3" above).
-    check({"window mfold 3x3 C24 M5 W37 batch 2 residual relu", {2, 24, 11, 37}, {5, 24, 3, 3}, {}, {1, 1, 1, 1}, {},
-           "NOTSET", 1, true, relu, true});
-    check({"window mfold 9x9 C8 M2 pads 8/0", {1, 8, 10, 33}, {2, 8, 9, 9}, {}, {8, 0, 0, 8}, {}});
-    check({"window fold 3x3 C5 M70 relu", {1, 5, 9, 40}, {70, 5, 3, 3}, {}, {0, 2, 2, 0}, {}, "NOTSET", 1, true,
-           relu});
+    window({"window mfold 3x3 C24 M5 W37 batch 2 residual relu", {2, 24, 11, 37}, {5, 24, 3, 3}, {},
+            {1, 1, 1, 1}, {}, "NOTSET", 1, true, relu, true},
+           "conv_halo3m_h16");
+    window({"window mfold 9x9 C8 M2 pads 8/0", {1, 8, 10, 33}, {2, 8, 9, 9}, {}, {8, 0, 0, 8}, {}},
+           "conv_halo9m_h32");
+    window({"window fold 3x3 C5 M70 relu", {1, 5, 9, 40}, {70, 5, 3, 3}, {}, {0, 2, 2, 0}, {}, "NOTSET", 1, true,
+            relu},
+           "conv_halo3f_h64");
+    // Stride 2 (3x3 and 5x5, C a multiple of 8): tiles of 4 output rows x 32 columns, each reading a
+    // window of 9 (5x5: 11) input rows by 72 (80) columns from column 2 ow0 - 8, or 2 ow0 where the
+    // left pad is 0 (3x3). Odd input sizes, output rows and columns cut by the tiles (15 x 19, 9 x 32,
+    // 11 x 23, ...), W a multiple of 8 (16-byte units) or not, left pads 0, 1 and 2 (and 4 at 5x5),
+    // SAME_UPPER's 0/1 pads, a 16-channel chunk left half empty (C = 8, 24, 40), 16/32/64-row blocks
+    // with a partial one (M = 48, 96; 5x5 M = 40 in two 32-row blocks), batches, residual and
+    // activations.
+    window({"window s2 C16 M16 37x29", {1, 16, 29, 37}, {16, 16, 3, 3}, {2, 2}, {1, 1, 1, 1}, {}},
+           "conv_halo_s2_h16");
+    window({"window s2 C24 M32 W64 batch 2 relu", {2, 24, 18, 64}, {32, 24, 3, 3}, {2, 2}, {1, 1, 1, 1}, {},
+            "NOTSET", 1, true, relu},
+           "conv_halo_s2_h32");
+    window({"window s2 C32 M48 pads 0/1 W80", {1, 32, 22, 80}, {48, 32, 3, 3}, {2, 2}, {0, 0, 1, 1}, {}},
+           "conv_halo_s2_h64");
+    window({"window s2 C40 M64 pads 2/0 W45", {1, 40, 21, 45}, {64, 40, 3, 3}, {2, 2}, {2, 2, 0, 0}, {}},
+           "conv_halo_s2_h64");
+    window({"window s2 C16 M96 pads 1,0/0,1 W72 residual silu", {1, 16, 16, 72}, {96, 16, 3, 3}, {2, 2},
+            {1, 0, 0, 1}, {}, "NOTSET", 1, true, {ActivationKind::Silu}, true},
+           "conv_halo_s2_h64");
+    window({"window s2 C32 M20 SAME_UPPER W66", {1, 32, 30, 66}, {20, 32, 3, 3}, {2, 2}, {}, {}, "SAME_UPPER"},
+           "conv_halo_s2_h32");
+    window({"window s2 C8 M32 valid no bias", {1, 8, 13, 70}, {32, 8, 3, 3}, {2, 2}, {}, {}, "NOTSET", 1, false},
+           "conv_halo_s2_h32");
+    window({"window s2 C24 M5 W41 batch 2 pads 2/1", {2, 24, 11, 41}, {5, 24, 3, 3}, {2, 2}, {2, 1, 1, 2}, {}},
+           "conv_halo_s2_h16");
+    window({"window 5x5 s2 C24 M40 W43 relu", {1, 24, 19, 43}, {40, 24, 5, 5}, {2, 2}, {2, 2, 2, 2}, {},
+            "NOTSET", 1, true, relu},
+           "conv_halo5_s2_h32");
+    window({"window 5x5 s2 C16 M12 pads 4/0 W40", {1, 16, 17, 40}, {12, 16, 5, 5}, {2, 2}, {4, 4, 0, 0}, {}},
+           "conv_halo5_s2_h32");
+    window({"window 5x5 s2 C16 M32 pads 0/1 W72", {1, 16, 12, 72}, {32, 16, 5, 5}, {2, 2}, {0, 0, 1, 1}, {}},
+           "conv_halo5_s2_h32");
     if (ops::tensor_cores_available(dev(), gpu::DType::f16)) {
         const auto op = [&](gpu::Shape x, gpu::Shape w, std::vector<int64_t> strides) {
             return ops::Conv::create(dev(), {.input = {x, gpu::DType::f16},
@@ -345,7 +417,17 @@ TEST_F(ConvTest, StagedWindowTiles) {
         EXPECT_FALSE(op({1, 64, 64, 128}, {64, 64, 3, 3}, {})->halo()); // 32 workgroups
         EXPECT_TRUE(op({1, 64, 64, 1024}, {64, 64, 5, 5}, {})->halo());
         EXPECT_FALSE(op({1, 60, 64, 1024}, {64, 60, 3, 3}, {})->halo());     // C not a multiple of 8
-        EXPECT_FALSE(op({1, 64, 64, 1024}, {64, 64, 3, 3}, {2, 2})->halo()); // strided
+        // Stride 2: 3x3 and 5x5 on 4 x 32 tiles (a style network's 32 -> 64 downsampling at 1080p;
+        // 64 x 512 outputs: 256 tiles); stride 2 in one axis only, stride 3, and C not a multiple
+        // of 8 stay on the implicit GEMM.
+        EXPECT_TRUE(op({1, 64, 128, 1024}, {64, 64, 3, 3}, {2, 2})->halo());
+        EXPECT_TRUE(op({1, 32, 1080, 1920}, {64, 32, 3, 3}, {2, 2})->halo());
+        EXPECT_FALSE(op({1, 64, 64, 1024}, {64, 64, 3, 3}, {2, 2})->halo()); // 128 workgroups
+        EXPECT_TRUE(op({1, 64, 128, 1024}, {64, 64, 5, 5}, {2, 2})->halo());
+        EXPECT_FALSE(op({1, 64, 128, 1024}, {64, 64, 3, 3}, {2, 1})->halo());
+        EXPECT_FALSE(op({1, 64, 192, 1536}, {64, 64, 3, 3}, {3, 3})->halo());
+        EXPECT_FALSE(op({1, 60, 128, 1024}, {64, 60, 3, 3}, {2, 2})->halo());
+        EXPECT_FALSE(op({1, 64, 128, 1024}, {64, 64, 9, 9}, {2, 2})->halo());
         EXPECT_TRUE(op({1, 32, 64, 1024}, {3, 32, 9, 9}, {})->halo());
         EXPECT_FALSE(op({1, 64, 64, 1024}, {64, 64, 7, 7}, {})->halo());
         EXPECT_TRUE(op({1, 3, 64, 1024}, {32, 3, 9, 9}, {})->halo());   // folded: 27 virtual channels
@@ -373,7 +455,22 @@ TEST_F(ConvTest, ReflectAndEdgePadding) {
         ConvCase e{m + "window 9x9 C16 M3 W40", {1, 16, 12, 40}, {3, 16, 9, 9}, {}, {4, 4, 4, 4}, {}};
         ConvCase f{m + "tap-major C32 W40", {1, 32, 6, 40}, {40, 32, 3, 3}, {}, {1, 1, 1, 1}, {}};
         ConvCase g{m + "folded 9x9 C3 W40", {1, 3, 12, 40}, {32, 3, 9, 9}, {}, {4, 4, 4, 4}, {}};
-        for (ConvCase* k : {&a, &b, &c, &d, &e, &f, &g}) {
+        d.halo = "conv_halo_h32";
+        e.halo = "conv_halo9m_h32";
+        g.halo = "conv_halo9f_h32";
+        // The stride-2 staged window (its edge units at W = 37 and 40, left pads 0, 1 and 2).
+        ConvCase h{m + "window s2 C24 M32 W37", {1, 24, 15, 37}, {32, 24, 3, 3}, {2, 2}, {1, 1, 1, 1}, {},
+                   "NOTSET", 1, true, relu};
+        h.halo = "conv_halo_s2_h32";
+        ConvCase i{m + "window s2 C16 M64 pads 2,2/1,0 W40", {1, 16, 14, 40}, {64, 16, 3, 3}, {2, 2},
+                   {2, 2, 1, 0}, {}};
+        i.halo = "conv_halo_s2_h64";
+        ConvCase j{m + "window s2 C40 M16 pads 0/1 W38", {1, 40, 13, 38}, {16, 40, 3, 3}, {2, 2},
+                   {0, 0, 1, 1}, {}};
+        j.halo = "conv_halo_s2_h16";
+        ConvCase l{m + "window 5x5 s2 C16 M20 W40", {1, 16, 13, 40}, {20, 16, 5, 5}, {2, 2}, {2, 2, 2, 2}, {}};
+        l.halo = "conv_halo5_s2_h32";
+        for (ConvCase* k : {&a, &b, &c, &d, &e, &f, &g, &h, &i, &j, &l}) {
             k->pad_mode = mode;
             check(*k);
         }

@@ -68,11 +68,11 @@ struct ConvDesc {
     // grid (split when it has at most VKML_SPLIT_TARGET / 16 workgroups and K >= 256); 1: never;
     // N: at most N chunks of whole 64-deep slices.
     uint32_t split_k = 0;
-    // TensorCore, 3x3, 5x5 or 9x9 / stride 1 / dilation 1 / top and left pads below the kernel size /
-    // channels a multiple of 8 / not split: each output tile's input window is staged in shared
-    // memory once for all taps
-    // (conv/halo.comp) instead of gathered tap by tap. false: the implicit GEMM (for tests and
-    // tuning; VKML_DISABLE_CONV_HALO=1 turns it off everywhere).
+    // TensorCore, 3x3, 5x5 or 9x9 stride 1 (or 3x3 and 5x5 stride 2) / dilation 1 / top and left
+    // pads below the kernel size / channels a multiple of 8 / not split: each output tile's input
+    // window is staged in shared memory once for all taps (conv/halo.comp) instead of gathered tap
+    // by tap. false: the implicit GEMM (for tests and tuning; VKML_DISABLE_CONV_HALO=1 turns it off
+    // everywhere).
     bool halo = true;
     // The staged-window kernel also on grids of fewer than VKML_HALO_MIN_GROUPS (256) workgroups,
     // which Auto leaves to the implicit GEMM (a detector's 13x13 to 52x52 layers ran 2.5x slower
@@ -88,6 +88,8 @@ public:
     ConvKernel kernel() const { return kernel_; } // the kernel create() chose
     uint32_t split_k() const { return split_; }   // K chunks it sums separately (1: none)
     bool halo() const { return halo_; }            // TensorCore on the staged-window kernel
+    // ... its variant (a conv_halo line of shaders/conv.list, e.g. "conv_halo_s2_h32"), or nullptr
+    const char* halo_shader() const { return halo_shader_; }
     // Effective pads [top, left, bottom, right] after auto_pad (1-D: top = bottom = 0).
     const std::array<int64_t, 4>& pads() const { return pads_; }
 
@@ -99,6 +101,7 @@ private:
     ConvKernel kernel_ = ConvKernel::Direct;
     uint32_t split_ = 1; // K chunks (TensorCore)
     bool halo_ = false;  // TensorCore: conv/halo.comp
+    const char* halo_shader_ = nullptr;
     std::array<int64_t, 4> pads_{};
     bool has_bias_ = false, has_residual_ = false;
     bool gemm_form_ = false; // recorded as the 1x1 GEMM (weights first)
