@@ -113,12 +113,19 @@ class DepthToSpace final : public Op {
 public:
     static std::unique_ptr<DepthToSpace> create(gpu::Device& device, const DepthToSpaceDesc& desc);
     const char* type() const override { return "DepthToSpace"; }
+    // Bytes per load and store of the row kernel (layout/depth_to_space.comp: 16, 8 or 4), or 0
+    // where only the general strided copy applies (i64, or rows of no whole unit). record() takes
+    // the row kernel when both tensors start on a unit.
+    uint32_t row_unit_bytes() const { return unit_bytes_; }
 
 private:
     explicit DepthToSpace(gpu::Device& device) : Op(device) {}
     void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                      const gpu::BufferRange& scratch) const override;
     detail::LayoutCopyPlan plan_;
+    const gpu::Pipeline* rows_pipeline_ = nullptr; // layout/depth_to_space.comp, or null
+    uint32_t rows_count_ = 0;                      // its invocations
+    uint32_t unit_bytes_ = 0;
 };
 
 // SpaceToDepth: X [N, C, H, W] -> Y [N, C * b², H / b, W / b].
