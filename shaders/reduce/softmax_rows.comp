@@ -7,9 +7,10 @@
 // row (a power of two), WG / G rows per workgroup. A row is read as units of VEC elements (4: one
 // vector load, N a multiple of 4 and the tensors on 16 bytes; else 1); invocation `lane` of a row
 // takes its units lane, lane + G, ... (neighbouring invocations read neighbouring units).
-//   CACHED: the invocation's UPT units stay in registers: their maximum, then the sum of
-//     exp(x - max) (the maximum's term exactly 1, as in util.glsl), the G (max, sum) pairs merged
-//     in shared memory, and the outputs written from the registers: one read of the row.
+//   CACHED: the invocation's UPT units stay in registers: their maximum m, then e = exp(x - m)
+//     (the maximum's term exactly 1, as in util.glsl) and its sum, the G (max, sum) pairs merged
+//     in shared memory, and the outputs written from the registers (Softmax: e * exp(m - M) / S,
+//     one exp per element; LogSoftmax: x - M - log S): one read of the row.
 //   otherwise (rows longer than G * MAX_UPT units): the same per-unit states over a loop, then a
 //     second read of the row for the outputs.
 VKML_LOCAL_SIZE;
@@ -57,6 +58,10 @@ float unit_sum(vec4 v, float m) {
     return s;
 }
 
+vec4 terms(vec4 v, float m) {
+    return vec4(term(v.x, m), term(v.y, m), term(v.z, m), term(v.w, m));
+}
+
 vec4 normalized(vec4 v, vec2 state, float log_sum) {
     if (LOG != 0) return (v - state.x) - log_sum;
     return exp(v - state.x) / state.y;
@@ -70,6 +75,7 @@ void main() {
 
     vec4 v[MAX_UPT];
     vec2 state = lse_empty();
+    float local_max = 0.0;
     if (CACHED) {
         // Every load first: UPT independent loads in flight.
         [[unroll]] for (uint k = 0; k < MAX_UPT; ++k) {
@@ -86,9 +92,17 @@ void main() {
         float s = 0.0;
         [[unroll]] for (uint k = 0; k < MAX_UPT; ++k) {
             if (k >= UPT) break;
-            if (live && lane + k * G < NU) s += unit_sum(v[k], m);
+            if (live && lane + k * G < NU) {
+                if (LOG != 0) {
+                    s += unit_sum(v[k], m);
+                } else {
+                    v[k] = terms(v[k], m); // Softmax keeps exp(x - m) for the store
+                    s += VEC == 4 ? (v[k].x + v[k].y) + (v[k].z + v[k].w) : v[k].x;
+                }
+            }
         }
         if (s != 0.0) state = vec2(m, s);
+        local_max = m;
     } else if (live) {
         for (uint u = lane; u < NU; u += G) {
             const vec4 x = load_unit(row, u);
@@ -107,10 +121,12 @@ void main() {
     if (!live) return;
     const float log_sum = log(state.y);
     if (CACHED) {
+        // exp(x - M) / S = exp(x - m) * (exp(m - M) / S), exp(m - M) exactly 1 where m = M.
+        const float factor = (local_max == state.x ? 1.0 : exp(local_max - state.x)) / state.y;
         [[unroll]] for (uint k = 0; k < MAX_UPT; ++k) {
             if (k >= UPT) break;
             const uint u = lane + k * G;
-            if (u < NU) store_unit(row, u, normalized(v[k], state, log_sum));
+            if (u < NU) store_unit(row, u, LOG != 0 ? normalized(v[k], state, log_sum) : v[k] * factor);
         }
     } else {
         for (uint u = lane; u < NU; u += G) store_unit(row, u, normalized(load_unit(row, u), state, log_sum));
