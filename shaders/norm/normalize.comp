@@ -67,8 +67,13 @@ vec4 normalize4(vec4 xv, float shift, float mean, float inv_std, uint at, bool g
 
 void main() {
     uint w = norm_workgroup_id();
+    if (w >= p.groups * spec_partials) return; // whole workgroups only: no barrier is skipped by half of one
+#if NORM_SPLIT
+    // Chunks in the reverse of the moments pass's order: the first workgroups re-read the chunks
+    // read last, the likeliest still in the L2 cache.
+    w = p.groups * spec_partials - 1 - w;
+#endif
     uint group = w / spec_partials;
-    if (group >= p.groups) return; // whole workgroups only: no barrier is skipped by half of one
     uint part = w % spec_partials;
     uint base = group * spec_m;
     float shift = float(x.data[base]);
