@@ -62,24 +62,31 @@ OpBenchCase add_case(bool large, Shape shape) {
     return bc;
 }
 
-OpBenchCase depth_to_space_case(bool large, int64_t c, int64_t h, int64_t w) {
+OpBenchCase depth_to_space_case(bool large, int64_t c, int64_t h, int64_t w, const char* mode = "CRD") {
     OpBenchCase bc;
     bc.large = large;
-    bc.name = "DepthToSpace x2 " + std::to_string(c) + "ch @ " + std::to_string(w) + "x" + std::to_string(h);
+    bc.name = "DepthToSpace x2 " + std::string(mode == std::string("CRD") ? "" : "DCR ") + std::to_string(c) +
+              "ch @ " + std::to_string(w) + "x" + std::to_string(h);
     bc.bytes = 8.0 * double(c * h * w);
     bc.make = [=](gpu::Device& d, DType t) -> std::unique_ptr<ops::Op> {
-        return ops::DepthToSpace::create(d, {.input = {{1, c, h, w}, t}, .blocksize = 2, .mode = "CRD"});
+        return ops::DepthToSpace::create(d, {.input = {{1, c, h, w}, t}, .blocksize = 2, .mode = mode});
     };
     return bc;
 }
 
-OpBenchCase resize_case(bool large, int64_t c, int64_t h, int64_t w) {
+OpBenchCase resize_case(bool large, int64_t c, int64_t h, int64_t w, int64_t k = 2,
+                        const char* ctm = "half_pixel") {
     OpBenchCase bc;
     bc.large = large;
-    bc.name = "Resize linear x2 " + std::to_string(c) + "ch @ " + std::to_string(w) + "x" + std::to_string(h);
-    bc.bytes = 4.0 * double(c * h * w) * 5; // read 1, write 4
+    bc.name = "Resize linear x" + std::to_string(k) + " " +
+              (ctm == std::string("half_pixel") ? std::string() : std::string(ctm) + " ") + std::to_string(c) +
+              "ch @ " + std::to_string(w) + "x" + std::to_string(h);
+    bc.bytes = 4.0 * double(c * h * w) * double(1 + k * k); // read 1, write k²
     bc.make = [=](gpu::Device& d, DType t) -> std::unique_ptr<ops::Op> {
-        return ops::Resize::create(d, {.input = {{1, c, h, w}, t}, .scales = {1.f, 1.f, 2.f, 2.f}, .mode = "linear"});
+        return ops::Resize::create(d, {.input = {{1, c, h, w}, t},
+                                       .scales = {1.f, 1.f, float(k), float(k)},
+                                       .mode = "linear",
+                                       .coordinate_transformation_mode = ctm});
     };
     return bc;
 }
@@ -153,9 +160,13 @@ std::vector<OpBenchCase> op_bench_cases() {
         unary_case(true, {1, 64, 540, 960}),
         add_case(true, {1, 64, 540, 960}),
         depth_to_space_case(true, 12, 540, 960),
+        depth_to_space_case(true, 12, 540, 960, "DCR"),
         resize_case(true, 3, 540, 960),
+        resize_case(true, 3, 540, 960, 2, "align_corners"),
+        resize_case(true, 3, 270, 480, 4),
         instance_norm_case(true, 64, 270, 480),
         softmax_case(true, 4096, 1000),
+        softmax_case(true, 128, 32768), // rows longer than the registers hold: read twice
     };
 }
 

@@ -370,11 +370,42 @@ std::unique_ptr<DepthToSpace> DepthToSpace::create(gpu::Device& device, const De
     op->plan_ = detail::make_layout_copy(device, "DepthToSpace", desc.input.dtype, v);
     op->inputs_ = {desc.input};
     op->outputs_ = {{Shape{n, oc, mul(h, b), mul(w, b)}, desc.input.dtype}};
+    // The row kernel (layout/depth_to_space.comp): each invocation reads one unit (16, 8 or 4
+    // bytes) of each of the b input rows an output row interleaves and writes b whole units of
+    // that output row. Rows must be whole units; 8-, 16- and 32-bit elements, blocksizes up to 4.
+    // The strided copy took 2-byte loads and a six-dimensional index per element (DepthToSpace x2
+    // 12ch @ 960x540 f16: 42 % of the copy bandwidth on an H100).
+    const DType dt = desc.input.dtype;
+    const uint32_t bits = dt == DType::u8 ? 8 : dt == DType::f16 ? 16 : dt == DType::i64 ? 0 : 32;
+    const int64_t count_in = mul(mul(n, c), hw);
+    if (bits != 0 && b >= 2 && b <= 4 && count_in > 0 && count_in <= int64_t(UINT32_MAX)) {
+        const uint32_t per_word = 32 / bits;
+        for (uint32_t words : {4u, 2u, 1u}) {
+            const int64_t per_unit = int64_t(words * per_word);
+            if (w % per_unit != 0) continue;
+            const int64_t upr = w / per_unit;
+            const int64_t invocations = count_in / (per_unit * b); // b input units each
+            op->unit_bytes_ = words * 4;
+            op->rows_count_ = uint32_t(invocations);
+            op->rows_pipeline_ = &device.pipeline(
+                {.shader = detail::shader_for(device, "DepthToSpace", "layout_depth_to_space", "i32"),
+                 .bindings = 2,
+                 .workgroup = {128, 1, 1},
+                 .specialization = {op->rows_count_, bits, words, uint32_t(b), dcr ? 1u : 0u, uint32_t(oc),
+                                    uint32_t(h), uint32_t(upr)}});
+            break;
+        }
+    }
     return op;
 }
 
 void DepthToSpace::record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs,
                                std::span<const Tensor> outputs, const gpu::BufferRange&) const {
+    const gpu::BufferRange buffers[] = {inputs[0].range(), outputs[0].range()};
+    if (rows_pipeline_ && buffers[0].offset % unit_bytes_ == 0 && buffers[1].offset % unit_bytes_ == 0) {
+        cmd.dispatch(*rows_pipeline_, buffers, nullptr, 0, cmd.groups_for(*rows_pipeline_, rows_count_));
+        return;
+    }
     detail::record_layout_copy(cmd, plan_, inputs[0], outputs[0]);
 }
 

@@ -18,7 +18,9 @@ void add_layout_ops(std::vector<OpInfo>& out) {
          "constants. Coordinates in fp32 (length_resized = integer output length); antialias not "
          "supported."});
     out.push_back({"DepthToSpace", family, all,
-                   "blocksize, mode DCR and CRD; rank-4 input. One strided-copy dispatch." + exact});
+                   "blocksize, mode DCR and CRD; rank-4 input. One dispatch: whole 16-, 8- or 4-byte units of "
+                   "rows for blocksizes 2 to 4 and 8/16/32-bit dtypes where W allows, else the strided copy." +
+                       exact});
     out.push_back(
         {"SpaceToDepth", family, all, "blocksize; rank-4 input. One strided-copy dispatch." + exact});
     out.push_back({"Concat", family, all,

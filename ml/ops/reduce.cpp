@@ -16,6 +16,8 @@ const char* reduce_path_name(ReducePath path) {
         return "per-output";
     case ReducePath::Workgroup:
         return "workgroup";
+    case ReducePath::Rows:
+        return "rows";
     }
     return "?";
 }
@@ -114,6 +116,7 @@ ReduceKernel::ReduceKernel(gpu::Device& device, const char* op, const TensorDesc
     params_.p = p;
 
     const bool contiguous = red.empty() || red.back().stride == 1;
+    if (path == ReducePath::Rows) fail(op, "path", "the rows kernel is Softmax's and LogSoftmax's only");
     path_ = choose_reduce_path(path, uint64_t(count), uint64_t(outputs), contiguous);
     const bool wg = path_ == ReducePath::Workgroup;
     pipeline_ =

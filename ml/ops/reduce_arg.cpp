@@ -45,6 +45,7 @@ std::unique_ptr<ArgReduce> ArgReduce::create(gpu::Device& device, const ArgReduc
     a->inputs_ = {desc.input};
     a->outputs_ = {{Shape(std::span<const int64_t>(out_dims)), desc.output_dtype}};
 
+    if (desc.path == ReducePath::Rows) fail(op, "path", "the rows kernel is Softmax's and LogSoftmax's only");
     a->path_ = detail::choose_reduce_path(desc.path, s.n, a->outputs_count_, s.inner == 1);
     const bool wg = a->path_ == ReducePath::Workgroup;
     a->pipeline_ = &device.pipeline(

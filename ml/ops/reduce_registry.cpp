@@ -43,7 +43,9 @@ void add_reduce_ops(std::vector<OpInfo>& out) {
     for (const char* type : {"Softmax", "LogSoftmax"})
         out.push_back({type, family, floats,
                        std::string("opset 13 (one axis, negative allowed); max-subtracting online form. ") +
-                           reduce_paths});
+                           reduce_paths +
+                           " The innermost axis: several invocations per row, vector loads, the row held in "
+                           "registers (ReducePath::Rows)."});
     const std::string window =
         "1-D, 2-D NCHW and (MaxPool, AveragePool without Indices; one invocation per output) 3-D NCDHW; "
         "kernel_shape, strides, pads, dilations, auto_pad (NOTSET, VALID, "

@@ -1,4 +1,6 @@
 // Softmax / LogSoftmax along one axis, opset-13 semantics (shaders/reduce/softmax.comp).
+#include <algorithm>
+#include <bit>
 #include <string>
 
 #include "reduce_common.hpp"
@@ -32,7 +34,8 @@ std::unique_ptr<Softmax> Softmax::create(gpu::Device& device, const SoftmaxDesc&
     s->outputs_ = {desc.input};
 
     if (desc.kind == SoftmaxKind::Hardmax) {
-        if (desc.path == ReducePath::Workgroup) fail(op, "path", "Hardmax has the per-row kernel only");
+        if (desc.path == ReducePath::Workgroup || desc.path == ReducePath::Rows)
+            fail(op, "path", "Hardmax has the per-row kernel only");
         s->path_ = ReducePath::PerOutput;
         s->pipeline_ = &device.pipeline({.shader = detail::shader_for(device, op, "reduce_hardmax", desc.input.dtype),
                                          .bindings = 2,
@@ -40,15 +43,48 @@ std::unique_ptr<Softmax> Softmax::create(gpu::Device& device, const SoftmaxDesc&
                                          .workgroup = {detail::reduce_loop_size, 1, 1}});
         return s;
     }
-    s->path_ = detail::choose_reduce_path(desc.path, split.n, s->rows_, split.inner == 1);
-    const bool wg = s->path_ == ReducePath::Workgroup;
+    const bool contiguous = split.inner == 1;
+    if (desc.path == ReducePath::Rows && !contiguous)
+        fail(op, "path", "the rows kernel needs the innermost axis (contiguous rows)");
+    const uint32_t log = desc.kind == SoftmaxKind::LogSoftmax ? 1u : 0u;
+    if (contiguous && (desc.path == ReducePath::Auto || desc.path == ReducePath::Rows)) {
+        // Softmax over contiguous rows (attention, classifier heads): G invocations per row with
+        // up to `target` units (4 elements, one vector load, where rows are whole vectors; else
+        // 1) in registers, so each invocation has several loads in flight and the row is read
+        // once. Rows longer than G x 16 units are read twice. The workgroup kernel read 2-byte
+        // elements twice (Softmax 4096x1000 f16: 37 % of the copy bandwidth on an H100).
+        constexpr uint32_t target = 8, max_upt = 16, min_wg = 128;
+        const uint32_t max_g = std::min(256u, std::bit_floor(device.caps().max_workgroup_invocations));
+        const bool vec = split.n % 4 == 0;
+        const uint32_t units = vec ? split.n / 4 : split.n;
+        uint32_t g = std::min(max_g, std::bit_ceil((units + target - 1) / target));
+        uint32_t upt = (units + g - 1) / g;
+        const bool cached = upt <= max_upt;
+        if (!cached) upt = 1;
+        const uint32_t wg = std::max(g, min_wg), rows_per_wg = wg / g;
+        const uint64_t groups = (uint64_t(s->rows_) + rows_per_wg - 1) / rows_per_wg;
+        s->rows_invocations_ = detail::to_u32(op, "input", int64_t(groups * wg));
+        s->rows_vec_ = vec;
+        s->rows_pipeline_ =
+            &device.pipeline({.shader = detail::shader_for(device, op, "reduce_softmax_rows", desc.input.dtype),
+                              .bindings = 2,
+                              .workgroup = {wg, 1, 1},
+                              .specialization = {log, split.n, s->rows_, g, upt, vec ? 4u : 1u, cached}});
+        s->path_ = ReducePath::Rows;
+    }
+    // The per-output or workgroup kernel: any axis, and the rows kernel's fallback.
+    const ReducePath other = detail::choose_reduce_path(
+        desc.path == ReducePath::Rows ? ReducePath::Auto : desc.path, split.n, s->rows_, contiguous);
+    if (!s->rows_pipeline_) s->path_ = other;
+    const bool wg = other == ReducePath::Workgroup;
+    s->wg_ = wg;
     s->pipeline_ =
         &device.pipeline({.shader = detail::shader_for(
                               device, op, wg ? "reduce_softmax_wg" : "reduce_softmax_loop", desc.input.dtype),
                           .bindings = 2,
                           .push_constant_bytes = sizeof(SoftmaxParams),
                           .workgroup = {wg ? detail::reduce_wg_size : detail::reduce_loop_size, 1, 1},
-                          .specialization = {desc.kind == SoftmaxKind::LogSoftmax ? 1u : 0u}});
+                          .specialization = {log}});
     return s;
 }
 
@@ -56,7 +92,13 @@ void Softmax::record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> input
                           std::span<const Tensor> outputs, const gpu::BufferRange&) const {
     const gpu::BufferRange buffers[] = {inputs[0].range(), outputs[0].range()};
     const SoftmaxParams params{rows_, n_, inner_};
-    if (path_ == ReducePath::Workgroup)
+    // The vector loads need both tensors on 16 bytes (the Session's arena is; a caller's tensor
+    // may not be).
+    if (rows_pipeline_ && (!rows_vec_ || (buffers[0].offset % 16 == 0 && buffers[1].offset % 16 == 0))) {
+        cmd.dispatch(*rows_pipeline_, buffers, nullptr, 0, cmd.groups_for(*rows_pipeline_, rows_invocations_));
+        return;
+    }
+    if (wg_)
         cmd.dispatch(*pipeline_, buffers, params, detail::groups_per_item(device_, rows_));
     else
         detail::dispatch_1d(cmd, *pipeline_, buffers, params, rows_);

@@ -29,8 +29,15 @@ void main() {
 
     Moments m = Moments(0.0, 0.0, 0.0);
     if (spec_vec) {
-        for (uint i = begin / 4 + gl_LocalInvocationID.x; i < end / 4; i += gl_WorkGroupSize.x)
-            moments_add4(m, vec4(x4.data[base / 4 + i]) - shift);
+        // Four vectors per step, loaded before any is used: four loads in flight per invocation.
+        const uint wg = gl_WorkGroupSize.x, last = end / 4;
+        uint i = begin / 4 + gl_LocalInvocationID.x;
+        for (; i + 3 * wg < last; i += 4 * wg) {
+            const vec4 a = vec4(x4.data[base / 4 + i]), b = vec4(x4.data[base / 4 + i + wg]);
+            const vec4 c = vec4(x4.data[base / 4 + i + 2 * wg]), d = vec4(x4.data[base / 4 + i + 3 * wg]);
+            moments_add16(m, a - shift, b - shift, c - shift, d - shift);
+        }
+        for (; i < last; i += wg) moments_add4(m, vec4(x4.data[base / 4 + i]) - shift);
     } else {
         for (uint i = begin + gl_LocalInvocationID.x; i < end; i += gl_WorkGroupSize.x)
             moments_add(m, float(x.data[base + i]) - shift);

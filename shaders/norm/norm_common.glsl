@@ -54,6 +54,13 @@ void moments_add4(inout Moments a, vec4 v) {
     a = moments_merge(a, Moments(4.0, mean, dot(d, d)));
 }
 
+// Sixteen values (four vectors) at once: their own moments merged in.
+void moments_add16(inout Moments a, vec4 v0, vec4 v1, vec4 v2, vec4 v3) {
+    const float mean = dot((v0 + v1) + (v2 + v3), vec4(1.0)) * (1.0 / 16.0);
+    const vec4 d0 = v0 - mean, d1 = v1 - mean, d2 = v2 - mean, d3 = v3 - mean;
+    a = moments_merge(a, Moments(16.0, mean, (dot(d0, d0) + dot(d1, d1)) + (dot(d2, d2) + dot(d3, d3))));
+}
+
 // Sized for the widest workgroup the host uses (norm_grouped.cpp's max_workgroup).
 #define NORM_MAX_WORKGROUP 256
 shared float sh_n[NORM_MAX_WORKGROUP];

@@ -45,10 +45,35 @@ layout(std430, set = 0, binding = NORM_STATS_BINDING) writeonly buffer Mean { fl
 layout(std430, set = 0, binding = NORM_STATS_BINDING + 1) writeonly buffer InvStd { float data[]; } inv_std_out;
 #endif
 
+// Four consecutive elements of a group (the first's parameter index before the division is
+// `at`), normalized, scaled, shifted and activated.
+vec4 normalize4(vec4 xv, float shift, float mean, float inv_std, uint at, bool group_param, float gscale,
+                float gbias) {
+    const vec4 v = (xv - shift - mean) * inv_std;
+    vec4 o;
+    for (uint e = 0; e < 4; ++e) {
+        float a;
+        if (group_param) {
+            a = v[e] * gscale + gbias;
+        } else {
+            const uint si = (at + e) / spec_param_div;
+            a = v[e] * float(scale.data[si]);
+            if (spec_has_bias) a += float(bias.data[si]);
+        }
+        o[e] = vkml_activate(spec_activation, a, p.alpha, p.beta);
+    }
+    return o;
+}
+
 void main() {
     uint w = norm_workgroup_id();
+    if (w >= p.groups * spec_partials) return; // whole workgroups only: no barrier is skipped by half of one
+#if NORM_SPLIT
+    // Chunks in the reverse of the moments pass's order: the first workgroups re-read the chunks
+    // read last, the likeliest still in the L2 cache.
+    w = p.groups * spec_partials - 1 - w;
+#endif
     uint group = w / spec_partials;
-    if (group >= p.groups) return; // whole workgroups only: no barrier is skipped by half of one
     uint part = w % spec_partials;
     uint base = group * spec_m;
     float shift = float(x.data[base]);
@@ -67,7 +92,15 @@ void main() {
 #else
     Moments m = Moments(0.0, 0.0, 0.0);
     if (spec_vec) {
-        for (uint i = lid; i < spec_m / 4; i += gl_WorkGroupSize.x) moments_add4(m, vec4(x4.data[base / 4 + i]) - shift);
+        // Four vectors per step, loaded before any is used: four loads in flight per invocation.
+        const uint wg = gl_WorkGroupSize.x, last = spec_m / 4;
+        uint i = lid;
+        for (; i + 3 * wg < last; i += 4 * wg) {
+            const vec4 a = vec4(x4.data[base / 4 + i]), b = vec4(x4.data[base / 4 + i + wg]);
+            const vec4 c = vec4(x4.data[base / 4 + i + 2 * wg]), d = vec4(x4.data[base / 4 + i + 3 * wg]);
+            moments_add16(m, a - shift, b - shift, c - shift, d - shift);
+        }
+        for (; i < last; i += wg) moments_add4(m, vec4(x4.data[base / 4 + i]) - shift);
     } else {
         for (uint i = lid; i < spec_m; i += gl_WorkGroupSize.x) moments_add(m, float(x.data[base + i]) - shift);
     }
@@ -86,17 +119,25 @@ void main() {
 
     uint param_base = (group % spec_param_groups) * spec_m;
     if (spec_vec) {
-        for (uint i = begin / 4 + lid; i < end / 4; i += gl_WorkGroupSize.x) {
-            const vec4 v = (vec4(x4.data[base / 4 + i]) - shift - m.mean) * inv_std;
-            vec4 o;
-            for (uint e = 0; e < 4; ++e) {
-                const uint si = (param_base + 4 * i + e) / spec_param_div;
-                float a = v[e] * float(scale.data[si]);
-                if (spec_has_bias) a += float(bias.data[si]);
-                o[e] = vkml_activate(spec_activation, a, p.alpha, p.beta);
-            }
-            y4.data[base / 4 + i] = sfloat4(o);
+        // One scale and bias for the whole group (Instance, Group normalization): loaded once.
+        const bool group_param = spec_param_div == spec_m;
+        const uint gsi = param_base / spec_param_div;
+        const float gscale = group_param ? float(scale.data[gsi]) : 0.0;
+        const float gbias = group_param && spec_has_bias ? float(bias.data[gsi]) : 0.0;
+        // Four vectors per step, loaded before any is stored.
+        const uint wg = gl_WorkGroupSize.x, last = end / 4;
+        uint i = begin / 4 + lid;
+        for (; i + 3 * wg < last; i += 4 * wg) {
+            vec4 xv[4];
+            for (uint k = 0; k < 4; ++k) xv[k] = vec4(x4.data[base / 4 + i + k * wg]);
+            for (uint k = 0; k < 4; ++k)
+                y4.data[base / 4 + i + k * wg] =
+                    sfloat4(normalize4(xv[k], shift, m.mean, inv_std, param_base + 4 * (i + k * wg), group_param,
+                                       gscale, gbias));
         }
+        for (; i < last; i += wg)
+            y4.data[base / 4 + i] = sfloat4(normalize4(vec4(x4.data[base / 4 + i]), shift, m.mean, inv_std,
+                                                       param_base + 4 * i, group_param, gscale, gbias));
         return;
     }
     for (uint i = begin + lid; i < end; i += gl_WorkGroupSize.x) {

@@ -153,6 +153,62 @@ TEST_F(LayoutResizeTest, LinearEveryTransform) {
             }
 }
 
+TEST_F(LayoutResizeTest, LinearWholeFactorsTakeTheRunKernel) {
+    // Linear by whole factors 1, 2, 4 in the modes layout/resize_up.comp serves: runs of 8 outputs
+    // (OW % 8 == 0), of 4 (OW % 4 == 0: the vector path's shorter run), and the general kernel
+    // (OW % 4 != 0). Input columns as vectors where IW % 4 == 0 and a run covers whole vectors.
+    struct Case {
+        Shape shape;
+        std::vector<float> scales;
+        std::vector<int64_t> sizes;
+        uint32_t run; // expected linear_upsample_run()
+    };
+    const std::vector<Case> cases = {
+        {{1, 2, 5, 4}, {1, 1, 2, 2}, {}, 8},     // OW 8, vector input columns
+        {{2, 3, 3, 6}, {1, 1, 2, 2}, {}, 4},     // OW 12: runs of 4
+        {{1, 3, 17, 40}, {1, 1, 2, 2}, {}, 8},   // several runs a row, vector input columns
+        {{1, 2, 3, 5}, {1, 1, 4, 4}, {}, 4},     // x4, OW 20
+        {{1, 1, 4, 9}, {1, 1, 4, 4}, {}, 4},     // x4, OW 36
+        {{1, 2, 6, 8}, {1, 1, 1, 2}, {}, 8},     // width only
+        {{1, 2, 5, 12}, {1, 1, 2, 1}, {}, 4},    // height only, OW 12
+        {{1, 2, 3, 16}, {1, 1, 4, 2}, {}, 8},    // x4 x2
+        {{1, 2, 3, 8}, {1, 1, 1, 1}, {}, 8},     // identity: a run covers two input vectors
+        {{1, 2, 5, 4}, {}, {1, 2, 10, 16}, 8},   // sizes: x2 x4
+        {{2, 3, 4, 8}, {}, {2, 3, 8, 16}, 8},    // sizes x2, batches
+        {{1, 2, 3, 5}, {1, 1, 2, 2}, {}, 0},     // OW 10: the general kernel
+        {{1, 2, 3, 4}, {1, 1, 3, 2}, {}, 0},     // factor 3: the general kernel
+        {{1, 2, 3, 4}, {1, 1, 2, 2.5f}, {}, 0},  // not a whole factor
+    };
+    uint32_t seed = 1500;
+    for (DType dt : float_dtypes(dev()))
+        for (const char* ctm : {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "asymmetric",
+                                "align_corners"})
+            for (const Case& c : cases) {
+                ops::ResizeDesc d{
+                    .scales = c.scales, .sizes = c.sizes, .mode = "linear", .coordinate_transformation_mode = ctm};
+                d.input = {c.shape, dt};
+                EXPECT_EQ(ops::Resize::create(dev(), d)->linear_upsample_run(), c.run)
+                    << ctm << " " << c.shape.str() << " " << gpu::dtype_name(dt);
+                check(dt, c.shape, d, seed++);
+            }
+    // Modes and options the run kernel leaves to the general one.
+    auto run = [&](ops::ResizeDesc d) {
+        d.input = {{1, 2, 4, 4}, DType::f32};
+        return ops::Resize::create(dev(), d)->linear_upsample_run();
+    };
+    EXPECT_EQ(run({.scales = {1, 1, 2, 2}, .mode = "cubic"}), 0u);
+    EXPECT_EQ(run({.scales = {1, 1, 2, 2}, .mode = "linear", .exclude_outside = 1}), 0u);
+    EXPECT_EQ(run({.scales = {1, 1, 2, 2}, .mode = "linear", .coordinate_transformation_mode = "tf_crop_and_resize"}),
+              0u);
+    EXPECT_EQ(run({.scales = {1, 1, 2, 2}, .mode = "nearest"}), 0u);
+    // Rank 1 and 3 inputs: the leading dimensions are planes.
+    for (DType dt : float_dtypes(dev())) {
+        check(dt, {8}, {.scales = {2.f}, .mode = "linear"}, seed++);
+        check(dt, {3, 5, 4}, {.scales = {1.f, 2.f, 2.f}, .mode = "linear", .coordinate_transformation_mode = "asymmetric"},
+              seed++);
+    }
+}
+
 TEST_F(LayoutResizeTest, CubicEveryTransformAndExcludeOutside) {
     const Shape shape{1, 2, 6, 5};
     const std::vector<Target> targets = {

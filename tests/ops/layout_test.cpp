@@ -361,6 +361,43 @@ TEST_F(LayoutTest, DepthToSpaceAndBack) {
     expect_equal(run_op(dev(), *op, {x})[0], ref::space_to_depth(x, 3), "SpaceToDepth b=3");
 }
 
+TEST_F(LayoutTest, DepthToSpaceRowKernel) {
+    // The row kernel (layout/depth_to_space.comp) moves units of 16, 8 or 4 bytes: the widest
+    // whose elements divide W. Expected unit bytes per dtype (f32/i32, f16, u8; i64 and
+    // blocksizes 1 or above 4 always take the strided copy, 0).
+    struct Case {
+        Shape shape;
+        int64_t b;
+        uint32_t unit32, unit16, unit8;
+    };
+    const std::vector<Case> cases = {
+        {{1, 8, 3, 16}, 2, 16, 16, 16},  // whole 16-byte units in every dtype
+        {{2, 12, 7, 24}, 2, 16, 16, 8},  // batches, 3 output channels, 7 rows
+        {{2, 18, 3, 12}, 3, 16, 8, 4},   // blocksize 3: f16 in 8-byte, u8 in 4-byte units
+        {{1, 32, 2, 6}, 4, 8, 4, 0},     // blocksize 4; u8 rows of 6 bytes: the strided copy
+        {{1, 4, 3, 5}, 2, 4, 0, 0},      // odd W: f32 word by word, f16 and u8 the strided copy
+        {{1, 12, 5, 34}, 2, 8, 4, 0},    // W = 34: 8-byte units in f32 (rows end mid-16 bytes)
+        {{1, 25, 2, 8}, 5, 0, 0, 0},     // blocksize 5: the strided copy
+        {{1, 3, 2, 8}, 1, 0, 0, 0},      // blocksize 1: the strided copy
+    };
+    uint32_t seed = 950;
+    for (DType dt : dtypes())
+        for (const Case& c : cases) {
+            const HostTensor x = data(c.shape, dt, seed++);
+            const uint32_t unit = dt == DType::i64 ? 0
+                                  : dt == DType::f16 ? c.unit16
+                                  : dt == DType::u8  ? c.unit8
+                                                     : c.unit32;
+            for (const char* mode : {"DCR", "CRD"}) {
+                auto op = ops::DepthToSpace::create(dev(),
+                                                    {.input = {c.shape, dt}, .blocksize = c.b, .mode = mode});
+                const std::string w = what("DepthToSpace", dt, c.shape) + " b=" + std::to_string(c.b) + " " + mode;
+                EXPECT_EQ(op->row_unit_bytes(), unit) << w;
+                expect_equal(run_op(dev(), *op, {x}, 2)[0], ref::depth_to_space(x, c.b, mode), w);
+            }
+        }
+}
+
 // One op recorded after another through the caller's barrier, the way a graph chains them:
 // Transpose then Slice then Concat must give what the references give composed.
 TEST_F(LayoutTest, ChainedOps) {

@@ -98,6 +98,19 @@ TEST_F(NormInstanceNormalization, FourElementsPerLoad) {
     }
 }
 
+TEST_F(NormInstanceNormalization, FourVectorsPerStep) {
+    // Runs of at least four vectors per invocation (four workgroup-strided loads per step, then
+    // the remainder one at a time): planes and chunks of more than 4 x 256 vectors, single pass
+    // forced (5760 elements: one step and 416 vectors more) and split (2 partials of 8200: two
+    // steps and 2 vectors), with a large offset and an activation.
+    for (DType dt : float_dtypes(dev())) {
+        EXPECT_EQ(run({2, 3, 72, 80}, dt, 160, 1), 1u);
+        EXPECT_EQ(run({1, 2, 100, 164}, dt, 161, 2), 2u);
+        run({1, 2, 100, 164}, dt, 162, 1, 100.0, {ActivationKind::Relu}, 1e-5f, offset_f32, offset_f16);
+        EXPECT_GT(run({1, 2, 128, 130}, dt, 163, 0), 1u); // split chosen by size
+    }
+}
+
 TEST_F(NormInstanceNormalization, SplitChosenBySize) {
     // Few large planes (a style-transfer layer, scaled down): the split kernel without asking.
     for (DType dt : float_dtypes(dev())) EXPECT_GT(run({1, 3, 97, 101}, dt, 120, 0), 1u);
@@ -196,6 +209,14 @@ TEST_F(NormLayerNormalization, AxesAndShapes) {
     }
 }
 
+TEST_F(NormLayerNormalization, FourVectorsPerStep) {
+    // Long rows (per-element scale and bias, so no per-group parameter): the four-vector steps.
+    for (DType dt : float_dtypes(dev())) {
+        run({{2, 5000}, -1, {5000}, {5000}}, dt, 260);
+        run({{2, 8200}, -1, {8200}, {}, 2}, dt, 261);
+    }
+}
+
 TEST_F(NormLayerNormalization, SplitKernel) {
     for (DType dt : float_dtypes(dev())) {
         EXPECT_EQ(run({{3, 37, 41}, -2, {37, 41}, {37, 41}, 3}, dt, 210), 3u);
@@ -282,6 +303,16 @@ TEST_F(NormGroupNormalization, GroupCounts) {
         run({2, 10, 13}, 5, dt, 310);
         run({3, 10}, 5, dt, 311); // rank 2: groups of channels only
         run({1, 4, 3, 5, 2}, 2, dt, 312);
+    }
+}
+
+TEST_F(NormGroupNormalization, FourVectorsPerStep) {
+    // Large groups in four-vector steps: per-channel parameters (several channels a group) and
+    // per-group ones (opset 18), single pass and split.
+    for (DType dt : float_dtypes(dev())) {
+        run({1, 4, 48, 64}, 2, dt, 340, 1);
+        run({1, 4, 48, 64}, 2, dt, 341, 2, true);
+        run({2, 4, 48, 64}, 2, dt, 342, 1, true);
     }
 }
 

@@ -58,9 +58,53 @@ TEST_F(ReduceSoftmaxTest, AxesAndPaths) {
                     check(dev(), kind, x, c, path);
             }
     auto big = ops::Softmax::create(dev(), {.input = {{3, 1031}, DType::f32}});
-    EXPECT_EQ(big->path(), ReducePath::Workgroup);
+    EXPECT_EQ(big->path(), ReducePath::Rows); // contiguous rows
+    auto strided = ops::Softmax::create(dev(), {.input = {{263, 3}, DType::f32}, .axis = 0});
+    EXPECT_EQ(strided->path(), ReducePath::Workgroup);
     auto small = ops::Softmax::create(dev(), {.input = {{3, 7, 5}, DType::f32}, .axis = 1});
     EXPECT_EQ(small->path(), ReducePath::PerOutput);
+}
+
+// The rows kernel (contiguous rows, shaders/reduce/softmax_rows.comp): vector loads where rows are
+// whole vectors (and scalar ones where not), one to 256 invocations per row, several rows per
+// workgroup with a partial last workgroup, rows held in registers up to 256 x 16 units and looped
+// over beyond that. Auto takes it for every innermost-axis Softmax.
+TEST_F(ReduceSoftmaxTest, RowsKernel) {
+    const std::vector<Case> cases = {
+        {{5, 8}, -1},     // two vectors a row, one invocation a row
+        {{300, 12}, 1},   // 300 rows of one invocation: 3 workgroups, the last partial
+        {{129, 64}, -1},  // 2 invocations a row
+        {{7, 37}, -1},    // odd rows: scalar loads, 8 invocations x 5 elements
+        {{3, 1000}, -1},  // 32 invocations x 8 vectors
+        {{2, 3, 40}, 2},  // rank 3
+        {{9, 1}, -1},     // rows of one element
+        {{2, 1031}, -1},  // odd and long: 256 invocations x 5 elements
+        {{2, 16384}, -1}, // 256 x 16 vectors: the longest row held in registers
+        {{2, 16388}, -1}, // one vector more: looped over
+        {{1, 20001}, 1},  // odd, looped over
+    };
+    uint32_t seed = 300;
+    for (SoftmaxKind kind : {SoftmaxKind::Softmax, SoftmaxKind::LogSoftmax})
+        for (DType dtype : float_dtypes(dev()))
+            for (const Case& c : cases) {
+                const HostTensor x = random_tensor(c.shape, dtype, seed++, -4.0, 4.0);
+                check(dev(), kind, x, c, ReducePath::Rows);
+                auto op = ops::Softmax::create(dev(), {.kind = kind, .input = x.desc, .axis = c.axis});
+                EXPECT_EQ(op->path(), ReducePath::Rows) << c.shape.str();
+            }
+    // Not the innermost axis: the other kernels, and Rows is refused.
+    auto strided = ops::Softmax::create(dev(), {.input = {{4, 300, 2}, DType::f32}, .axis = 1});
+    EXPECT_NE(strided->path(), ReducePath::Rows);
+    const HostTensor x = random_tensor({4, 300, 2}, DType::f32, 77, -4.0, 4.0);
+    check(dev(), SoftmaxKind::Softmax, x, {{4, 300, 2}, 1}, ReducePath::Auto);
+    expect_error([&] { ops::Softmax::create(dev(), {.input = x.desc, .axis = 1, .path = ReducePath::Rows}); },
+                 {"Softmax", "path", "innermost"});
+    expect_error(
+        [&] {
+            ops::Softmax::create(dev(),
+                                 {.kind = SoftmaxKind::Hardmax, .input = {{2, 8}, DType::f32}, .path = ReducePath::Rows});
+        },
+        {"Hardmax", "path"});
 }
 
 // Inputs far from zero: exp() overflows (or underflows to 0 for every element) unless the row's
@@ -71,7 +115,7 @@ TEST_F(ReduceSoftmaxTest, LargeMagnitudesAreStable) {
         for (DType dtype : float_dtypes(dev()))
             for (double centre : {200.0, -200.0}) {
                 const HostTensor x = random_tensor(c.shape, dtype, 9, centre - 8, centre + 8);
-                for (ReducePath path : {ReducePath::PerOutput, ReducePath::Workgroup})
+                for (ReducePath path : {ReducePath::PerOutput, ReducePath::Workgroup, ReducePath::Rows})
                     check(dev(), kind, x, c, path);
             }
 }

@@ -89,6 +89,10 @@ public:
     // Nearest by whole factors over the last two dimensions in a mode where that is oh / KH, ow / KW:
     // the eight-outputs-an-invocation kernel (layout/upsample.comp).
     bool integer_upsample() const { return upsample_pipeline_ != nullptr; }
+    // Linear by whole factors (1, 2, 4) over the last two dimensions, rows of whole runs of 4 or 8
+    // outputs: the vector-store kernel (layout/resize_up.comp), taken when both tensors start on
+    // 16 bytes. 0 where only the general kernel applies, else the run length.
+    uint32_t linear_upsample_run() const { return linear_up_run_; }
 
 private:
     explicit Resize(gpu::Device& device) : Op(device) {}
@@ -98,6 +102,9 @@ private:
     uint32_t count_ = 0;
     const gpu::Pipeline* upsample_pipeline_ = nullptr; // layout/upsample.comp, or null
     uint32_t upsample_groups_ = 0;                     // its invocations
+    const gpu::Pipeline* linear_up_pipeline_ = nullptr; // layout/resize_up.comp, or null
+    uint32_t linear_up_count_ = 0;                      // its invocations
+    uint32_t linear_up_run_ = 0;
     float extrapolation_ = 0.f;
 };
 
@@ -113,12 +120,19 @@ class DepthToSpace final : public Op {
 public:
     static std::unique_ptr<DepthToSpace> create(gpu::Device& device, const DepthToSpaceDesc& desc);
     const char* type() const override { return "DepthToSpace"; }
+    // Bytes per load and store of the row kernel (layout/depth_to_space.comp: 16, 8 or 4), or 0
+    // where only the general strided copy applies (i64, or rows of no whole unit). record() takes
+    // the row kernel when both tensors start on a unit.
+    uint32_t row_unit_bytes() const { return unit_bytes_; }
 
 private:
     explicit DepthToSpace(gpu::Device& device) : Op(device) {}
     void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                      const gpu::BufferRange& scratch) const override;
     detail::LayoutCopyPlan plan_;
+    const gpu::Pipeline* rows_pipeline_ = nullptr; // layout/depth_to_space.comp, or null
+    uint32_t rows_count_ = 0;                      // its invocations
+    uint32_t unit_bytes_ = 0;
 };
 
 // SpaceToDepth: X [N, C, H, W] -> Y [N, C * b², H / b, W / b].

@@ -50,6 +50,10 @@ enum class ReducePath : uint8_t {
     Auto,
     PerOutput, // one invocation per output, looping over its reduced elements
     Workgroup, // one workgroup per output, partial results combined in shared memory
+    // Softmax / LogSoftmax over the innermost axis only: contiguous rows, several invocations per
+    // row (several rows per workgroup), vector loads, the row kept in registers between the
+    // reduction and the store (shaders/reduce/softmax_rows.comp).
+    Rows,
 };
 const char* reduce_path_name(ReducePath path);
 
@@ -180,8 +184,14 @@ private:
                      const gpu::BufferRange& scratch) const override;
     SoftmaxKind kind_ = SoftmaxKind::Softmax;
     ReducePath path_ = ReducePath::PerOutput;
-    const gpu::Pipeline* pipeline_ = nullptr;
+    const gpu::Pipeline* pipeline_ = nullptr; // the per-output or workgroup kernel
+    bool wg_ = false;                         // pipeline_ is the workgroup kernel
     uint32_t rows_ = 0, n_ = 0, inner_ = 0;
+    // Rows: its pipeline, and whether it loads vectors (then record() falls back to pipeline_ for
+    // tensors not on 16 bytes).
+    const gpu::Pipeline* rows_pipeline_ = nullptr;
+    bool rows_vec_ = false;
+    uint32_t rows_invocations_ = 0;
 };
 
 // ---- MaxPool / AveragePool / LpPool (2-D, NCHW) ------------------------------------------------
