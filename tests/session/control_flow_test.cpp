@@ -457,3 +457,46 @@ TEST_F(ControlFlowTest, UnsupportedOpInsideABodyIsNamed) {
     EXPECT_TRUE(contains(m, "node 't' (NoSuchOp)")) << m;
     EXPECT_TRUE(contains(m, "not supported")) << m;
 }
+
+// As exporters write per-batch post-processing: the trip count from a shape (folds), no
+// condition input, and inside the body an If on a value computed on the device from the row.
+TEST_F(ControlFlowTest, LoopOverRowsWithADataDependentIf) {
+    Graph g = new_graph("rows", 13);
+    const ValueId x = input(g, "x", {3, 4});
+    const ValueId shape = node(g, "Shape", {x}, "shape");
+    const ValueId rows = node(g, "Gather", {shape, g.add_constant("zero", scalar_i64(0))}, "rows");
+    Graph body = new_graph("body", 13);
+    const ValueId i = body.add_value("i", DType::i64, graph::Shape(std::vector<int64_t>{}));
+    const ValueId c = body.add_value("c", DType::boolean, graph::Shape(std::vector<int64_t>{}));
+    body.inputs() = {i, c};
+    capture(body, {"x"});
+    const ValueId row = node(body, "Gather", {body.id("x"), i}, "row", {{"axis", int64_t{0}}});
+    const ValueId top = node(body, "ReduceMax", {row}, "top", {{"keepdims", int64_t{0}}});
+    const ValueId positive = node(body, "Greater", {top, body.add_constant("zero_f", TensorData::scalar(0.f))}, "positive");
+    Graph then_b = new_graph("then", 13);
+    capture(then_b, {"row"});
+    then_b.outputs() = {node(then_b, "Mul", {then_b.id("row"), then_b.add_constant("two", TensorData::scalar(2.f))}, "doubled")};
+    Graph else_b = new_graph("else", 13);
+    capture(else_b, {"row"});
+    else_b.outputs() = {node(else_b, "Neg", {else_b.id("row")}, "negated")};
+    const ValueId picked = body.add_value("picked");
+    Node& n_if = body.add_node("If", {positive}, {picked}, "pick");
+    n_if.attributes.emplace("then_branch", std::make_shared<const Graph>(std::move(then_b)));
+    n_if.attributes.emplace("else_branch", std::make_shared<const Graph>(std::move(else_b)));
+    pass_captures(body, body.nodes().back(), {"row"});
+    body.outputs() = {node(body, "Identity", {c}, "c_out"), picked};
+    const auto outs = multi(g, "Loop", {rows, graph::no_value}, {"picked_rows"});
+    g.nodes().back().attributes.emplace("body", std::make_shared<const Graph>(std::move(body)));
+    g.nodes().back().name = "per_row";
+    pass_captures(g, g.nodes().back(), {"x"});
+    g.outputs() = outs;
+    Session session(device(), g, {.fp32 = true});
+    const TensorData tx = floats({3, 4}, {1, -2, 3, 0, -1, -2, -3, -4, 0, 0, 0.5f, -7});
+    const auto out = session.run(std::vector<TensorData>{tx});
+    ASSERT_EQ(out[0].dims(), (std::vector<int64_t>{3, 4}));
+    EXPECT_EQ(values(out[0]), (std::vector<float>{2, -4, 6, 0, 1, 2, 3, 4, 0, 0, 1, -14}));
+    // The same session on other data takes the other branches: the select runs on the device.
+    const TensorData t2 = floats({3, 4}, {-1, -1, -1, -1, 1, 1, 1, 1, -5, 0, 0, 0});
+    EXPECT_EQ(values(session.run(std::vector<TensorData>{t2})[0]),
+              (std::vector<float>{1, 1, 1, 1, 2, 2, 2, 2, 5, 0, 0, 0}));
+}
