@@ -508,7 +508,7 @@ void Expander::loop_op() {
              std::to_string(carried + scans));
     const int64_t k = n.get_int("vkml_iteration", 0);
     const bool has_m = has(0), has_cond = has(1);
-    if (!has_m && !has_cond && k == 0) fail("has neither a trip count nor a condition: it would never end");
+    if (!has_m && !has_cond) fail("has neither a trip count nor a condition: it would never end");
     int64_t trip = 0;
     if (has_m) trip = constant_int(0, "trip count");
     bool go = !has_m || k < trip;
@@ -529,7 +529,8 @@ void Expander::loop_op() {
         for (size_t j = 0; j < carried; ++j) actual.push_back(in(2 + j));
         const auto outs = inline_graph(body, actual, std::to_string(k));
         Node next = n;
-        next.inputs = {has_m ? in(0) : no_value, outs[0]};
+        // Without a condition input the body's cond_out is ignored (ONNX: a for loop).
+        next.inputs = {has_m ? in(0) : no_value, has_cond ? outs[0] : no_value};
         next.inputs.insert(next.inputs.end(), outs.begin() + 1, outs.begin() + 1 + static_cast<std::ptrdiff_t>(carried));
         const std::size_t captures = n.inputs.size() - n_in - parts.size();
         next.inputs.insert(next.inputs.end(), n.inputs.begin() + static_cast<std::ptrdiff_t>(n_in),

@@ -412,6 +412,19 @@ std::string dump(const Graph& g) {
             s += "}";
         }
         s += "\n";
+        // Subgraphs in full, indented under their node.
+        for (const auto& [k, a] : n.attributes)
+            if (a.kind() == AttributeKind::Graph) {
+                const std::string inner = dump(a.as_graph());
+                size_t at = inner.find('\n') + 1; // its header repeats the file
+                s += "  " + k + ":\n";
+                while (at < inner.size()) {
+                    const size_t end = inner.find('\n', at);
+                    const std::string line = inner.substr(at, end - at);
+                    if (!line.starts_with("opset ")) s += "    " + line + "\n";
+                    at = end == std::string::npos ? inner.size() : end + 1;
+                }
+            }
     }
     for (ValueId v : g.outputs()) s += "output " + typed(g.value(v)) + "\n";
     return s;

@@ -244,6 +244,10 @@ TEST(OnnxImport, SubgraphsAndNonTensorTypes) {
         EXPECT_EQ(body.value(body.captures()[0]).name, "delta");
         EXPECT_EQ(body.inputs().size(), 3u);
         EXPECT_NO_THROW(body.validate());
+        // dump() shows the body under its node, with the capture.
+        const std::string d = graph::dump(g);
+        EXPECT_TRUE(contains(d, "\n  body:\n")) << d;
+        EXPECT_TRUE(contains(d, "\n    capture delta: ")) << d;
     }
     {
         const Graph g = import::load_onnx(node / "test_loop16_seq_none" / "model.onnx");

@@ -339,8 +339,14 @@ Graph loop_graph(int64_t stop) {
     const ValueId xi = node(body, "Mul", {body.id("x"), fi}, "xi");
     const ValueId y_out = node(body, "Add", {y, xi}, "y_out");
     const ValueId scan = node(body, "Identity", {y_out}, "scan");
-    const ValueId c_out = stop >= 0 ? node(body, "Less", {i, body.add_constant("stop", scalar_i64(stop))}, "c_out")
-                                    : node(body, "Identity", {c}, "c_out");
+    // stop >= 0: i < stop; -1: the incoming condition; -2: computed on the device from y_out.
+    const ValueId c_out =
+        stop >= 0   ? node(body, "Less", {i, body.add_constant("stop", scalar_i64(stop))}, "c_out")
+        : stop == -1 ? node(body, "Identity", {c}, "c_out")
+                     : node(body, "Greater",
+                            {node(body, "ReduceSum", {y_out}, "sum", {{"keepdims", int64_t{0}}}),
+                             body.add_constant("limit", TensorData::scalar(1000.f))},
+                            "c_out");
     body.value(scan).dtype = DType::f32;
     body.value(scan).shape = graph::Shape(std::vector<int64_t>{3});
     body.outputs() = {c_out, y_out, scan};
@@ -416,6 +422,27 @@ TEST_F(ControlFlowTest, RunawayLoopsAreErrors) {
     n.nodes().back().inputs[1] = graph::no_value;
     const std::string m3 = build_error(device(), n);
     EXPECT_TRUE(contains(m3, "would never end")) << m3;
+}
+
+// Without a condition input the body's cond_out is ignored (ONNX's for loop), even when the
+// device computes it.
+TEST_F(ControlFlowTest, ForLoopIgnoresTheBodysCondition) {
+    Graph g = loop_graph(-2);
+    {
+        SessionOptions o;
+        o.constant_inputs["M"] = scalar_i64(2);
+        o.constant_inputs["cond"] = scalar_bool(true);
+        const std::string m = build_error(device(), g, o); // a while loop: the condition matters
+        EXPECT_TRUE(contains(m, "condition (computed by iteration 0) 'loop/0/c_out' must be a constant")) << m;
+    }
+    g.nodes().back().inputs[1] = graph::no_value;
+    SessionOptions o;
+    o.fp32 = true;
+    o.constant_inputs["M"] = scalar_i64(3);
+    o.constant_inputs["cond"] = scalar_bool(false); // read by nothing now
+    Session session(device(), g, o);
+    const auto out = session.run(std::vector<TensorData>{floats({3}, {0, 0, 0}), floats({3}, {1, 2, 3})});
+    EXPECT_EQ(values(out[0]), (std::vector<float>{3, 6, 9}));
 }
 
 // Scan (opset 9+): a running sum over axis 1 read backwards, the scan output on axis 0 reversed.

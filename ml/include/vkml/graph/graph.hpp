@@ -173,7 +173,8 @@ void apply_free_dimension_overrides(Graph& graph,
                                     const std::map<std::string, int64_t, std::less<>>& overrides);
 
 // A readable, stable text form: header, opsets, inputs, constants (dtype and shape only), nodes in
-// order with attributes, outputs. Meant for tests, debugging and `vkml info MODEL`.
+// order with attributes (subgraphs in full, indented under their node), outputs. Meant for tests,
+// debugging and `vkml info MODEL`.
 std::string dump(const Graph& graph);
 
 // Counts of nodes per op type, e.g. {"Conv": 12, "Relu": 4}.
