@@ -472,7 +472,10 @@ void Expander::select(ValueId cond, ValueId t, ValueId e, ValueId to, const std:
         return;
     }
     if (!a.elements || !b.elements) fail("internal: unresolved branch outputs");
-    const auto &ea = *a.elements, &eb = *b.elements;
+    // Copies: adding values below moves the graph's values.
+    const std::vector<ValueId> ea = *a.elements, eb = *b.elements;
+    const ValueKind kind = a.kind, element_kind = a.element_kind;
+    const DType dtype = a.dtype;
     if (ea.size() != eb.size())
         differ(std::to_string(ea.size()) + " and " + std::to_string(eb.size()) + " elements");
     std::vector<ValueId> elems;
@@ -481,10 +484,10 @@ void Expander::select(ValueId cond, ValueId t, ValueId e, ValueId to, const std:
         select(cond, ea[i], eb[i], x, what + " element " + std::to_string(i));
         elems.push_back(x);
     }
-    if (a.kind == ValueKind::Sequence)
-        set_sequence(to, std::move(elems), a.dtype);
+    if (kind == ValueKind::Sequence)
+        set_sequence(to, std::move(elems), dtype);
     else
-        set_optional(to, elems.empty() ? std::nullopt : std::optional<ValueId>(elems[0]), a.element_kind, a.dtype);
+        set_optional(to, elems.empty() ? std::nullopt : std::optional<ValueId>(elems[0]), element_kind, dtype);
 }
 
 // Loop(M, cond, v_initial...) with body(iteration, cond_in, v_in...) -> (cond_out, v_out...,
