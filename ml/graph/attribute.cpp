@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "vkml/error.hpp"
+#include "vkml/graph/graph.hpp"
 
 namespace vkml::graph {
 
@@ -22,6 +23,8 @@ const char* attribute_kind_name(AttributeKind kind) {
         return "strings";
     case AttributeKind::Tensor:
         return "tensor";
+    case AttributeKind::Graph:
+        return "graph";
     }
     return "?";
 }
@@ -66,6 +69,10 @@ const TensorData& Attribute::as_tensor() const {
     return get<TensorData>(value_, kind(), AttributeKind::Tensor);
 }
 
+const Graph& Attribute::as_graph() const {
+    return *get<std::shared_ptr<const Graph>>(value_, kind(), AttributeKind::Graph);
+}
+
 std::string to_string(const Attribute& a) {
     auto list = [](const auto& items, auto one) {
         std::string s = "[";
@@ -88,6 +95,8 @@ std::string to_string(const Attribute& a) {
         return list(a.as_strings(), quoted);
     case AttributeKind::Tensor:
         return describe(a.as_tensor()) + " tensor";
+    case AttributeKind::Graph:
+        return "graph '" + a.as_graph().name + "' (" + std::to_string(a.as_graph().nodes().size()) + " nodes)";
     }
     return "?";
 }

@@ -71,6 +71,18 @@ const TensorData& Node::get_tensor(std::string_view attribute) const {
     }
 }
 
+const char* value_kind_name(ValueKind kind) {
+    switch (kind) {
+    case ValueKind::Tensor:
+        return "tensor";
+    case ValueKind::Sequence:
+        return "sequence";
+    case ValueKind::Optional:
+        return "optional";
+    }
+    return "?";
+}
+
 // --- Graph: values and nodes ---
 
 ValueId Graph::add_value(std::string value_name, DType dtype, std::optional<Shape> shape) {
@@ -182,6 +194,9 @@ std::vector<std::optional<size_t>> producers(const Graph& g) {
         producer[v] = who;
     };
     for (ValueId v : g.inputs()) claim(v, from_outside, nullptr);
+    for (ValueId v : g.captures()) claim(v, from_outside, nullptr);
+    for (ValueId v = 0; v < g.value_count(); ++v)
+        if (g.value(v).elements && !producer[v]) producer[v] = from_outside; // a resolved sequence
     for (ValueId v = 0; v < g.value_count(); ++v)
         if (g.value(v).is_constant()) {
             if (producer[v]) g.fail("value '" + g.value(v).name + "' is both a graph input and a constant");
@@ -267,9 +282,23 @@ void Graph::sort_topologically() {
 void Graph::remove_unused_values() {
     std::vector<char> used(values_.size(), 0);
     auto mark = [&](ValueId v) {
-        if (v != no_value && v < values_.size()) used[v] = 1;
+        if (v == no_value || v >= values_.size() || used[v]) return;
+        used[v] = 1;
+        // A resolved sequence or optional keeps what it holds.
+        std::vector<ValueId> work = {v};
+        while (!work.empty()) {
+            const ValueId w = work.back();
+            work.pop_back();
+            if (values_[w].elements)
+                for (ValueId e : *values_[w].elements)
+                    if (e < values_.size() && !used[e]) {
+                        used[e] = 1;
+                        work.push_back(e);
+                    }
+        }
     };
     for (ValueId v : inputs_) mark(v);
+    for (ValueId v : captures_) mark(v);
     for (ValueId v : outputs_) mark(v);
     for (const Node& n : nodes_) {
         for (ValueId v : n.inputs) mark(v);
@@ -290,10 +319,14 @@ void Graph::remove_unused_values() {
     };
     for (ValueId& v : inputs_) fix(v);
     for (ValueId& v : outputs_) fix(v);
+    for (ValueId& v : captures_) fix(v);
     for (Node& n : nodes_) {
         for (ValueId& v : n.inputs) fix(v);
         for (ValueId& v : n.outputs) fix(v);
     }
+    for (Value& v : values_)
+        if (v.elements)
+            for (ValueId& e : *v.elements) fix(e);
 }
 
 // --- free dimensions ---
@@ -345,7 +378,11 @@ std::string value_text(const Graph& g, ValueId v) {
 }
 
 std::string typed(const Value& v) {
-    return v.name + ": " + dtype_name(v.dtype) + (v.shape ? to_string(*v.shape) : std::string("[...]"));
+    std::string t = dtype_name(v.dtype) + (v.shape ? to_string(*v.shape) : std::string("[...]"));
+    if (v.kind == ValueKind::Optional && v.element_kind == ValueKind::Sequence) t = "seq(" + t + ")";
+    if (v.kind != ValueKind::Tensor)
+        t = (v.kind == ValueKind::Sequence ? "seq(" : "optional(") + t + ")";
+    return v.name + ": " + t;
 }
 
 } // namespace
@@ -356,6 +393,7 @@ std::string dump(const Graph& g) {
         s += "opset " + (o.domain.empty() ? std::string("ai.onnx") : o.domain) + " " +
              std::to_string(o.version) + "\n";
     for (ValueId v : g.inputs()) s += "input " + typed(g.value(v)) + "\n";
+    for (ValueId v : g.captures()) s += "capture " + typed(g.value(v)) + "\n";
     for (ValueId v : g.constants())
         s += "const " + g.value(v).name + ": " + describe(*g.value(v).data) + "\n";
     for (const Node& n : g.nodes()) {
@@ -374,6 +412,19 @@ std::string dump(const Graph& g) {
             s += "}";
         }
         s += "\n";
+        // Subgraphs in full, indented under their node.
+        for (const auto& [k, a] : n.attributes)
+            if (a.kind() == AttributeKind::Graph) {
+                const std::string inner = dump(a.as_graph());
+                size_t at = inner.find('\n') + 1; // its header repeats the file
+                s += "  " + k + ":\n";
+                while (at < inner.size()) {
+                    const size_t end = inner.find('\n', at);
+                    const std::string line = inner.substr(at, end - at);
+                    if (!line.starts_with("opset ")) s += "    " + line + "\n";
+                    at = end == std::string::npos ? inner.size() : end + 1;
+                }
+            }
     }
     for (ValueId v : g.outputs()) s += "output " + typed(g.value(v)) + "\n";
     return s;

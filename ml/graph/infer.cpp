@@ -87,6 +87,41 @@ size_t fold_constants(Graph& g, int64_t max_elements) {
     return count;
 }
 
+size_t expand_on_host(Graph& g, int64_t max_elements) {
+    g.sort_topologically();
+    ExpandBudget budget;
+    size_t count = 0;
+    std::vector<char> folded(g.nodes().size(), 0);
+    for (size_t i = 0; i < g.nodes().size(); ++i) {
+        if (resolved_at_build(g, g.nodes()[i])) {
+            const Node node = g.nodes()[i];
+            std::vector<Node> with = expand_structural(g, node, budget);
+            auto& nodes = g.nodes();
+            nodes.erase(nodes.begin() + static_cast<std::ptrdiff_t>(i));
+            nodes.insert(nodes.begin() + static_cast<std::ptrdiff_t>(i), std::make_move_iterator(with.begin()),
+                         std::make_move_iterator(with.end()));
+            folded.erase(folded.begin() + static_cast<std::ptrdiff_t>(i));
+            folded.insert(folded.begin() + static_cast<std::ptrdiff_t>(i), with.size(), 0);
+            ++count;
+            --i; // wraps at 0; ++i brings it back to the first replacement
+            continue;
+        }
+        const Node& n = g.nodes()[i];
+        if (!host_evaluable(n)) continue;
+        bool all_constant = true;
+        for (ValueId v : n.inputs)
+            if (v != no_value && !g.value(v).is_constant()) all_constant = false;
+        if (!all_constant) continue;
+        fold_node(g, n, max_elements);
+        folded[i] = 1;
+    }
+    std::vector<Node> kept;
+    for (size_t i = 0; i < g.nodes().size(); ++i)
+        if (!folded[i]) kept.push_back(std::move(g.nodes()[i]));
+    g.nodes() = std::move(kept);
+    return count;
+}
+
 size_t prune(Graph& g) {
     std::vector<char> needed(g.value_count(), 0);
     for (ValueId v : g.outputs()) needed[v] = 1;
@@ -188,12 +223,33 @@ InferStats infer_and_fold(Graph& g, gpu::Device& device, const FloatPolicy& floa
     // Declared static shapes of the graph outputs, to check the inference against.
     std::map<ValueId, std::vector<int64_t>> declared;
     for (ValueId v : g.outputs())
-        if (const auto& s = g.value(v).shape; s && s->is_static() && !g.value(v).is_constant())
+        if (const auto& s = g.value(v).shape;
+            s && s->is_static() && !g.value(v).is_constant() && g.value(v).is_tensor())
             declared[v] = *s->sizes();
 
     std::vector<char> folded(g.nodes().size(), 0);
+    ExpandBudget budget;
     for (size_t i = 0; i < g.nodes().size(); ++i) {
+        if (resolved_at_build(g, g.nodes()[i])) {
+            // Sequences, optionals and control flow: replaced by what they resolve to (tensor
+            // nodes, inlined subgraphs, the node again for a loop's next iteration), which this
+            // walk then reaches in turn.
+            const Node node = g.nodes()[i];
+            std::vector<Node> with = expand_structural(g, node, budget);
+            auto& nodes = g.nodes();
+            nodes.erase(nodes.begin() + static_cast<std::ptrdiff_t>(i));
+            nodes.insert(nodes.begin() + static_cast<std::ptrdiff_t>(i), std::make_move_iterator(with.begin()),
+                         std::make_move_iterator(with.end()));
+            folded.erase(folded.begin() + static_cast<std::ptrdiff_t>(i));
+            folded.insert(folded.begin() + static_cast<std::ptrdiff_t>(i), with.size(), 0);
+            --i; // wraps at 0; the loop's ++i brings it back to the first replacement
+            continue;
+        }
         const Node& n = g.nodes()[i];
+        for (ValueId v : n.inputs)
+            if (v != no_value && !g.value(v).is_tensor())
+                g.fail(n, "input '" + g.value(v).name + "' is a " + value_kind_name(g.value(v).kind) + "; " +
+                              n.op_type + " takes tensors");
         // Host folding: every present input constant, or Shape/Size (which read only the shape).
         bool all_constant = true;
         for (ValueId v : n.inputs)

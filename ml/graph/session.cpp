@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -170,6 +171,7 @@ struct Session::Impl {
     SessionOptions options;
     Graph graph;
     std::vector<TensorInfo> inputs, outputs;
+    std::vector<ModelValue> model_inputs, model_outputs;
     std::vector<std::unique_ptr<ops::Op>> ops;
     std::vector<Step> steps;
     std::vector<Alloc> allocs;
@@ -194,6 +196,8 @@ struct Session::Impl {
     gpu::DType float_dtype(const Node& n) const;
     graph::detail::Lowered lower_node(const Node& n, std::vector<graph::detail::LowerInput> in);
     void build();
+    void expand_inputs();
+    std::vector<std::string> expand_outputs();
     void lower_all();
     void assign_outputs();
     void plan();
@@ -606,6 +610,99 @@ void Session::Impl::resolve() {
     }
 }
 
+// Sequence and optional inputs: a sequence becomes one input per tensor ("<name>[<i>]", shapes
+// from SessionOptions::sequence_inputs) and the sequence value lists them; an optional holds its
+// content (it becomes that input) or, named in absent_inputs, nothing (it leaves the inputs).
+void Session::Impl::expand_inputs() {
+    auto is_input = [&](const std::string& name) {
+        const ValueId v = graph.find(name);
+        return v != graph::no_value && std::find(graph.inputs().begin(), graph.inputs().end(), v) != graph.inputs().end();
+    };
+    for (const auto& [name, shapes] : options.sequence_inputs)
+        if (!is_input(name))
+            graph.fail("SessionOptions::sequence_inputs names '" + name + "', which is not an input of the model");
+    for (const std::string& name : options.absent_inputs)
+        if (!is_input(name) || graph.value(graph.find(name)).kind != graph::ValueKind::Optional)
+            graph.fail("SessionOptions::absent_inputs names '" + name + "', which is not an optional input of the model");
+    std::vector<ValueId> expanded;
+    for (ValueId v : graph.inputs()) {
+        graph::Value& val = graph.value(v);
+        ModelValue m{val.name, val.kind, val.element_kind, true, expanded.size(), 0};
+        if (val.kind == graph::ValueKind::Optional) {
+            if (options.absent_inputs.count(val.name)) {
+                val.elements = std::vector<ValueId>{};
+                m.present = false;
+                model_inputs.push_back(m);
+                continue;
+            }
+            val.kind = val.element_kind; // it holds its content: the input is that
+        }
+        if (val.kind == graph::ValueKind::Sequence) {
+            const auto it = options.sequence_inputs.find(val.name);
+            if (it == options.sequence_inputs.end())
+                graph.fail("input '" + val.name + "' is a sequence: give the shapes of its tensors "
+                           "(SessionOptions::sequence_inputs)");
+            const std::string base = val.name;
+            const DType dtype = val.dtype;
+            std::vector<ValueId> elems;
+            for (size_t i = 0; i < it->second.size(); ++i) {
+                const ValueId e = graph.add_value(base + "[" + std::to_string(i) + "]", dtype, graph::Shape(it->second[i]));
+                elems.push_back(e);
+                expanded.push_back(e);
+            }
+            graph.value(v).elements = std::move(elems);
+            m.count = it->second.size();
+            model_inputs.push_back(m);
+            continue;
+        }
+        if (options.sequence_inputs.count(val.name))
+            graph.fail("SessionOptions::sequence_inputs names '" + val.name + "', which is a tensor input");
+        expanded.push_back(v);
+        m.count = 1;
+        model_inputs.push_back(m);
+    }
+    graph.inputs() = std::move(expanded);
+}
+
+// Sequence and optional outputs, resolved now: the graph's outputs become their tensors; returns
+// the session's output names ("<name>[<i>]" for a sequence's tensors).
+std::vector<std::string> Session::Impl::expand_outputs() {
+    std::vector<ValueId> expanded;
+    std::vector<std::string> names;
+    for (ValueId v : graph.outputs()) {
+        const graph::Value& val = graph.value(v);
+        ModelValue m{val.name, val.kind, val.element_kind, true, expanded.size(), 0};
+        if (val.kind == graph::ValueKind::Tensor) {
+            expanded.push_back(v);
+            names.push_back(val.name);
+            m.count = 1;
+            model_outputs.push_back(m);
+            continue;
+        }
+        if (!val.elements) graph.fail("output '" + val.name + "' is a " + graph::value_kind_name(val.kind) +
+                                      " that vkml could not resolve");
+        std::vector<ValueId> tensors = *val.elements;
+        bool sequence = val.kind == graph::ValueKind::Sequence;
+        if (val.kind == graph::ValueKind::Optional) {
+            m.present = !tensors.empty();
+            if (m.present && !graph.value(tensors[0]).is_tensor()) {
+                const graph::Value& inner = graph.value(tensors[0]);
+                if (!inner.elements) graph.fail("output '" + val.name + "' holds an unresolved sequence");
+                tensors = *inner.elements;
+                sequence = true;
+            }
+        }
+        for (size_t i = 0; i < tensors.size(); ++i) {
+            expanded.push_back(tensors[i]);
+            names.push_back(sequence ? val.name + "[" + std::to_string(i) + "]" : val.name);
+        }
+        m.count = tensors.size();
+        model_outputs.push_back(m);
+    }
+    graph.outputs() = std::move(expanded);
+    return names;
+}
+
 void Session::Impl::build() {
     alignment = std::max<uint64_t>(device.caps().min_storage_buffer_offset_alignment, 16);
     for (const auto& [name, data] : options.constant_inputs) {
@@ -615,22 +712,36 @@ void Session::Impl::build() {
         if (v == graph::no_value || it == ins.end())
             graph.fail("SessionOptions::constant_inputs names '" + name +
                        "', which is not an input of the model");
-        const graph::Value& val = graph.value(v);
+        graph::Value& val = graph.value(v);
         if (val.dtype != DType::undefined && val.dtype != data.dtype())
             graph.fail("input '" + name + "' is " + graph::dtype_name(val.dtype) + ", its constant value " +
                        graph::describe(data));
+        if (val.kind == graph::ValueKind::Optional && val.element_kind == graph::ValueKind::Tensor)
+            val.kind = graph::ValueKind::Tensor; // an optional holding this tensor
+        if (val.kind != graph::ValueKind::Tensor)
+            graph.fail("input '" + name + "' is a " + graph::value_kind_name(val.kind) +
+                       "; SessionOptions::constant_inputs takes tensors");
         ins.erase(it);
         graph.set_constant(v, data);
     }
     graph::prune(graph);
-    for (const Node& n : graph.nodes())
-        if (!graph::detail::lowerable(n) && !graph::host_evaluable(n))
-            graph.fail(n,
-                       "operator " + (n.domain.empty() ? std::string() : n.domain + ".") + n.op_type +
-                           " is not supported by vkml (`vkml ops` lists the supported operators)",
-                       ErrorCode::Unsupported);
+    // Every op, also in subgraphs, is one vkml runs: else one error naming it, before any work.
+    std::function<void(const Graph&)> check_ops = [&](const Graph& g) {
+        for (const Node& n : g.nodes()) {
+            if (!graph::detail::lowerable(n) && !graph::host_evaluable(n) && !graph::structural_op(n))
+                graph.fail(n,
+                           "operator " + (n.domain.empty() ? std::string() : n.domain + ".") + n.op_type +
+                               " is not supported by vkml (`vkml ops` lists the supported operators)",
+                           ErrorCode::Unsupported);
+            for (const auto& [key, a] : n.attributes)
+                if (a.kind() == graph::AttributeKind::Graph) check_ops(a.as_graph());
+        }
+    };
+    check_ops(graph);
+    expand_inputs();
     graph::fix_input_shapes(graph, options.free_dims, options.input_shapes);
     graph::infer_and_fold(graph, device, [this](const Node& n) { return float_dtype(n); });
+    const std::vector<std::string> output_names = expand_outputs();
     if (options.fuse) graph::fuse(graph);
     if (options.fuse && options.fuse_conv_stack && !graph::conv_stack_disabled_by_env())
         graph::fuse_conv_stacks(graph, device, [this](const Node& n) { return float_dtype(n); });
@@ -642,10 +753,11 @@ void Session::Impl::build() {
         if (val.dtype == DType::undefined) graph.fail("input '" + val.name + "' has no data type");
         inputs.push_back({val.name, val.dtype, graph::detail::storage_of(val.dtype), static_shape(graph, v)});
     }
-    for (ValueId v : graph.outputs()) {
+    for (size_t j = 0; j < graph.outputs().size(); ++j) {
+        const ValueId v = graph.outputs()[j];
         const graph::Value& val = graph.value(v);
         outputs.push_back(
-            {val.name, val.dtype, graph::detail::storage_of(val.dtype), static_shape(graph, v)});
+            {output_names[j], val.dtype, graph::detail::storage_of(val.dtype), static_shape(graph, v)});
     }
     lower_all();
     assign_outputs();
@@ -674,6 +786,12 @@ const Graph& Session::graph() const {
 }
 SessionMemory Session::memory() const {
     return impl_->memory;
+}
+const std::vector<ModelValue>& Session::model_inputs() const {
+    return impl_->model_inputs;
+}
+const std::vector<ModelValue>& Session::model_outputs() const {
+    return impl_->model_outputs;
 }
 const std::shared_ptr<gpu::Buffer>& Session::arena() const {
     return impl_->arena;

@@ -1,5 +1,6 @@
 #include "vkml/import/onnx.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <climits>
@@ -12,6 +13,7 @@
 #include <type_traits>
 
 #include <onnx/onnx_pb.h>
+#include <onnx/onnx-data.pb.h>
 
 #include "import_util.hpp"
 
@@ -31,6 +33,8 @@ namespace {
 struct Context {
     std::string source;
     std::filesystem::path external_dir;
+    int depth = 0;              // subgraph nesting: 0 for the model's graph
+    std::vector<graph::OpsetImport> opsets; // the model's, which its subgraphs share
 
     [[noreturn]] void fail(const std::string& problem, ErrorCode code = ErrorCode::InvalidArgument) const {
         import::fail(source, problem, code);
@@ -209,25 +213,39 @@ TensorData to_tensor(const onnx::TensorProto& t, const Context& ctx, const std::
 struct ValueType {
     DType dtype = DType::undefined;
     std::optional<graph::Shape> shape;
+    graph::ValueKind kind = graph::ValueKind::Tensor;
+    graph::ValueKind element_kind = graph::ValueKind::Tensor;
 };
 
-ValueType to_value_type(const onnx::ValueInfoProto& info, const Context& ctx, bool required) {
-    const std::string what = "value '" + info.name() + "'";
-    if (!info.has_type()) {
-        if (required) ctx.fail(what + " has no type");
-        return {};
+// A TypeProto: a tensor, a sequence of tensors, or an optional of either (the element type and
+// shape are the tensors'). Maps, sparse tensors and deeper nestings are Unsupported.
+ValueType to_type(const onnx::TypeProto& type, const Context& ctx, const std::string& what, bool required) {
+    ValueType out;
+    const onnx::TypeProto* t = &type;
+    if (t->has_optional_type()) {
+        out.kind = graph::ValueKind::Optional;
+        if (!t->optional_type().has_elem_type()) ctx.fail(what + " is an optional without an element type");
+        t = &t->optional_type().elem_type();
+        if (t->has_sequence_type()) out.element_kind = graph::ValueKind::Sequence;
     }
-    const onnx::TypeProto& type = info.type();
-    if (!type.has_tensor_type()) {
-        if (type.value_case() == onnx::TypeProto::VALUE_NOT_SET && !required) return {};
-        ctx.fail(what + " is not a tensor (sequences, maps and optionals are not supported)",
+    if (t->has_sequence_type()) {
+        if (out.kind == graph::ValueKind::Tensor) out.kind = graph::ValueKind::Sequence;
+        if (!t->sequence_type().has_elem_type()) ctx.fail(what + " is a sequence without an element type");
+        t = &t->sequence_type().elem_type();
+    }
+    if (!t->has_tensor_type()) {
+        if (t->value_case() == onnx::TypeProto::VALUE_NOT_SET && !required && out.kind == graph::ValueKind::Tensor)
+            return {};
+        ctx.fail(what + " is not a tensor, a sequence of tensors or an optional of either (maps, sparse "
+                        "tensors and nested sequences are not supported)",
                  ErrorCode::Unsupported);
     }
-    ValueType out;
-    out.dtype = to_dtype(type.tensor_type().elem_type(), ctx, what);
-    if (type.tensor_type().has_shape()) {
+    if (t->tensor_type().elem_type() == onnx::TensorProto_DataType_UNDEFINED && out.kind != graph::ValueKind::Tensor)
+        return out; // e.g. an empty optional of unknown type in test data
+    out.dtype = to_dtype(t->tensor_type().elem_type(), ctx, what);
+    if (t->tensor_type().has_shape()) {
         std::vector<graph::Dim> dims;
-        for (const auto& d : type.tensor_type().shape().dim()) {
+        for (const auto& d : t->tensor_type().shape().dim()) {
             if (d.has_dim_value()) {
                 if (d.dim_value() < 0)
                     ctx.fail(what + " has a negative dimension (" + std::to_string(d.dim_value()) + ")");
@@ -240,6 +258,31 @@ ValueType to_value_type(const onnx::ValueInfoProto& info, const Context& ctx, bo
     }
     return out;
 }
+
+ValueType to_value_type(const onnx::ValueInfoProto& info, const Context& ctx, bool required) {
+    const std::string what = "value '" + info.name() + "'";
+    if (!info.has_type()) {
+        if (required) ctx.fail(what + " has no type");
+        return {};
+    }
+    return to_type(info.type(), ctx, what, required);
+}
+
+// A TYPE_PROTO attribute (Optional's "type") as text: "tensor:f32", "sequence:i64", "optional:..."
+// ("?" for an undefined element type).
+std::string type_text(const onnx::TypeProto& type, const Context& ctx, const std::string& what) {
+    const ValueType t = to_type(type, ctx, what, true);
+    const std::string elem = t.dtype == DType::undefined ? "?" : graph::dtype_name(t.dtype);
+    if (t.kind == graph::ValueKind::Optional)
+        return std::string("optional:") + (t.element_kind == graph::ValueKind::Sequence ? "sequence:" : "tensor:") + elem;
+    return std::string(graph::value_kind_name(t.kind)) + ":" + elem;
+}
+
+Graph convert_graph(const onnx::GraphProto& gp, const Context& ctx, bool subgraph);
+
+// Deepest nesting of subgraphs vkml imports (a Loop in an If in a Loop ... ): beyond it a model is
+// refused rather than recursed into.
+constexpr int max_subgraph_depth = 16;
 
 graph::Attribute to_attribute(const onnx::AttributeProto& a, const Context& ctx, const std::string& where) {
     const std::string what = where + ": attribute '" + a.name() + "'";
@@ -262,8 +305,10 @@ graph::Attribute to_attribute(const onnx::AttributeProto& a, const Context& ctx,
             type = onnx::AttributeProto_AttributeType_INTS;
         else if (a.strings_size())
             type = onnx::AttributeProto_AttributeType_STRINGS;
-        else if (a.has_g() || a.graphs_size())
+        else if (a.has_g())
             type = onnx::AttributeProto_AttributeType_GRAPH;
+        else if (a.graphs_size())
+            type = onnx::AttributeProto_AttributeType_GRAPHS;
         else
             ctx.fail(what + " has no type and no value");
     }
@@ -282,10 +327,26 @@ graph::Attribute to_attribute(const onnx::AttributeProto& a, const Context& ctx,
         return std::vector<int64_t>(a.ints().begin(), a.ints().end());
     case onnx::AttributeProto_AttributeType_STRINGS:
         return std::vector<std::string>(a.strings().begin(), a.strings().end());
-    case onnx::AttributeProto_AttributeType_GRAPH:
+    case onnx::AttributeProto_AttributeType_GRAPH: {
+        if (!a.has_g()) ctx.fail(what + " is of kind GRAPH but holds no graph");
+        if (ctx.depth >= max_subgraph_depth)
+            ctx.fail(what + ": subgraphs are nested more than " + std::to_string(max_subgraph_depth) +
+                         " deep, beyond what vkml imports",
+                     ErrorCode::Unsupported);
+        Context inner = ctx;
+        ++inner.depth;
+        try {
+            return std::make_shared<const Graph>(convert_graph(a.g(), inner, true));
+        } catch (const Error& e) {
+            const std::string m = e.what();
+            const std::string prefix = "'" + ctx.source + "': ";
+            throw Error(e.code(), prefix + what + ": " + (m.starts_with(prefix) ? m.substr(prefix.size()) : m));
+        }
+    }
     case onnx::AttributeProto_AttributeType_GRAPHS:
-        ctx.fail(what + " is a subgraph; vkml does not run control flow (If, Loop, Scan)",
-                 ErrorCode::Unsupported);
+        ctx.fail(what + " is a list of subgraphs, which vkml does not support", ErrorCode::Unsupported);
+    case onnx::AttributeProto_AttributeType_TYPE_PROTO:
+        return type_text(a.tp(), ctx, what);
     default:
         break;
     }
@@ -329,29 +390,20 @@ TensorData constant_value(const onnx::NodeProto& node, const Context& ctx, const
              ErrorCode::Unsupported);
 }
 
-Graph convert(const onnx::ModelProto& model, const Context& ctx) {
+Graph convert(const onnx::ModelProto& model, Context& ctx) {
     // An empty or cut-off file can still parse as a (mostly empty) ModelProto, so check that the
     // parts every model has are there before trusting anything else.
     if (!model.has_ir_version())
         ctx.fail("is not an ONNX model: it has no ir_version (empty, truncated or not ONNX)");
     if (!model.has_graph()) ctx.fail("is not a complete ONNX model: it has no graph (truncated?)");
-    Graph g;
-    g.source = ctx.source;
-    g.format = "onnx";
-    g.name = model.graph().name();
-    g.metadata["ir_version"] = std::to_string(model.ir_version());
-    if (!model.producer_name().empty())
-        g.metadata["producer"] =
-            model.producer_name() + (model.producer_version().empty() ? "" : " " + model.producer_version());
-    for (const auto& p : model.metadata_props()) g.metadata["onnx:" + p.key()] = p.value();
-
+    Graph meta;
     for (const auto& o : model.opset_import()) {
         const std::string domain = o.domain() == "ai.onnx" ? "" : o.domain();
-        if (g.opset_version(domain) != 0) ctx.fail("imports operator set '" + o.domain() + "' twice");
-        g.opsets.push_back({domain, o.version()});
+        if (meta.opset_version(domain) != 0) ctx.fail("imports operator set '" + o.domain() + "' twice");
+        meta.opsets.push_back({domain, o.version()});
     }
-    if (g.opsets.empty()) ctx.fail("imports no operator set: truncated, or not ONNX");
-    const int64_t opset = g.opset_version("");
+    if (meta.opsets.empty()) ctx.fail("imports no operator set: truncated, or not ONNX");
+    const int64_t opset = meta.opset_version("");
     if (opset == 0) {
         // Legal for a model whose nodes all live in other domains (e.g. training ops).
         for (const auto& n : model.graph().node())
@@ -362,8 +414,28 @@ Graph convert(const onnx::ModelProto& model, const Context& ctx) {
         ctx.fail("uses ai.onnx opset " + std::to_string(opset) + "; vkml reads opsets " +
                      std::to_string(onnx_min_opset) + " to " + std::to_string(onnx_max_opset),
                  ErrorCode::Unsupported);
+    ctx.opsets = meta.opsets;
+    Graph g = convert_graph(model.graph(), ctx, false);
+    g.metadata["ir_version"] = std::to_string(model.ir_version());
+    if (!model.producer_name().empty())
+        g.metadata["producer"] =
+            model.producer_name() + (model.producer_version().empty() ? "" : " " + model.producer_version());
+    for (const auto& p : model.metadata_props()) g.metadata["onnx:" + p.key()] = p.value();
+    return g;
+}
 
-    const onnx::GraphProto& gp = model.graph();
+// The model's graph, or (subgraph) a body or branch of a control-flow node: then a name no node,
+// input or initializer of its own defines is an outer-scope value, which becomes one of the
+// subgraph's captures(); the node owning a subgraph reads every value its subgraphs capture as an
+// extra input, listed by name in its attribute vkml_captures.
+Graph convert_graph(const onnx::GraphProto& gp, const Context& ctx, bool subgraph) {
+    Graph g;
+    g.source = ctx.source;
+    g.format = "onnx";
+    g.name = gp.name();
+    g.opsets = ctx.opsets;
+    const int64_t opset = g.opset_version("");
+    const std::string where_graph = subgraph ? "subgraph '" + gp.name() + "' " : std::string();
     if (gp.sparse_initializer_size())
         ctx.fail("has sparse initializers ('" + gp.sparse_initializer(0).values().name() +
                      "'), which vkml does not read",
@@ -380,9 +452,18 @@ Graph convert(const onnx::ModelProto& model, const Context& ctx) {
             if (g.value(v).is_constant()) continue;
             ctx.fail("lists graph input '" + in.name() + "' twice");
         }
-        ValueType t = to_value_type(in, ctx, true);
-        g.inputs().push_back(g.add_value(in.name(), t.dtype, std::move(t.shape)));
+        ValueType t = to_value_type(in, ctx, !subgraph); // a body's inputs may leave their type out
+        const ValueId v = g.add_value(in.name(), t.dtype, std::move(t.shape));
+        g.value(v).kind = t.kind;
+        g.value(v).element_kind = t.element_kind;
+        g.inputs().push_back(v);
     }
+    // An outer-scope value a subgraph reads (see convert_graph).
+    auto capture = [&](const std::string& name) {
+        const ValueId v = g.add_value(name);
+        g.captures().push_back(v);
+        return v;
+    };
     std::map<std::string, ValueType, std::less<>> declared; // value_info: types of intermediate values
     for (const auto& vi : gp.value_info()) declared[vi.name()] = to_value_type(vi, ctx, false);
 
@@ -416,7 +497,7 @@ Graph convert(const onnx::ModelProto& model, const Context& ctx) {
                     g.add_constant(np.output(0), constant_value(np, ctx, where));
                     continue;
                 }
-                if (np.op_type() == "If" && is_default_domain(np.domain()) && np.input_size() == 1) {
+                if (np.op_type() == "If" && is_default_domain(np.domain()) && np.input_size() == 1 && !subgraph) {
                     const graph::ValueId c = g.find(np.input(0));
                     if (c != graph::no_value && g.value(c).is_constant()) {
                         const auto cond = g.value(c).data->to_int64s();
@@ -455,7 +536,9 @@ Graph convert(const onnx::ModelProto& model, const Context& ctx) {
                         ctx.fail(where + ": its output '" + out + "' is already produced elsewhere");
                     ValueType t;
                     if (auto it = declared.find(out); it != declared.end()) t = it->second;
-                    g.add_value(out, t.dtype, std::move(t.shape));
+                    const ValueId v = g.add_value(out, t.dtype, std::move(t.shape));
+                    g.value(v).kind = t.kind;
+                    g.value(v).element_kind = t.element_kind;
                 }
                 pending.push_back({&np, node_name, where});
             }
@@ -469,9 +552,12 @@ Graph convert(const onnx::ModelProto& model, const Context& ctx) {
                 inputs.push_back(graph::no_value);
                 continue;
             }
-            const ValueId v = g.find(in);
-            if (v == graph::no_value)
-                ctx.fail(p.where + ": input '" + in + "' is produced by no node, graph input or initializer");
+            ValueId v = g.find(in);
+            if (v == graph::no_value) {
+                if (!subgraph)
+                    ctx.fail(p.where + ": input '" + in + "' is produced by no node, graph input or initializer");
+                v = capture(in);
+            }
             inputs.push_back(v);
         }
         for (const std::string& out : np.output())
@@ -484,22 +570,55 @@ Graph convert(const onnx::ModelProto& model, const Context& ctx) {
                      ErrorCode::Unsupported);
         graph::Node& n = g.add_node(np.op_type(), std::move(inputs), std::move(outputs), p.name);
         n.domain = is_default_domain(np.domain()) ? "" : np.domain();
+        std::vector<std::string> captured; // by the node's subgraphs, in order of first use
         for (const auto& a : np.attribute()) {
             if (n.attributes.count(a.name())) ctx.fail(p.where + " has attribute '" + a.name() + "' twice");
-            n.attributes.emplace(a.name(), to_attribute(a, ctx, p.where));
+            if (a.name().starts_with("vkml_")) ctx.fail(p.where + " has attribute '" + a.name() + "', a name vkml reserves");
+            graph::Attribute attr = to_attribute(a, ctx, where_graph + p.where);
+            if (attr.kind() == graph::AttributeKind::Graph)
+                for (ValueId c : attr.as_graph().captures()) {
+                    const std::string& name = attr.as_graph().value(c).name;
+                    if (std::find(captured.begin(), captured.end(), name) == captured.end()) captured.push_back(name);
+                }
+            n.attributes.emplace(a.name(), std::move(attr));
+        }
+        if (!captured.empty()) {
+            // The outer-scope values the subgraphs read become inputs of the node itself.
+            const size_t node_index = g.nodes().size() - 1;
+            std::vector<ValueId> extra;
+            for (const std::string& name : captured) {
+                ValueId v = g.find(name);
+                if (v == graph::no_value) {
+                    if (!subgraph)
+                        ctx.fail(p.where + ": its subgraph reads '" + name +
+                                 "', which no node, graph input or initializer produces");
+                    v = capture(name);
+                }
+                extra.push_back(v);
+            }
+            graph::Node& owner = g.nodes()[node_index];
+            owner.inputs.insert(owner.inputs.end(), extra.begin(), extra.end());
+            owner.attributes.emplace("vkml_captures", captured);
         }
     }
     for (const auto& out : gp.output()) {
-        const ValueId v = g.find(out.name());
-        if (v == graph::no_value)
-            ctx.fail("graph output '" + out.name() + "' is produced by no node, graph input or initializer");
+        ValueId v = g.find(out.name());
+        if (v == graph::no_value) {
+            if (!subgraph)
+                ctx.fail("graph output '" + out.name() + "' is produced by no node, graph input or initializer");
+            v = capture(out.name()); // a body passing an outer value on
+        }
         ValueType t = to_value_type(out, ctx, false);
         graph::Value& value = g.value(v);
         if (value.dtype == DType::undefined) value.dtype = t.dtype;
         if (!value.shape) value.shape = std::move(t.shape);
+        if (value.kind == graph::ValueKind::Tensor && t.kind != graph::ValueKind::Tensor) {
+            value.kind = t.kind;
+            value.element_kind = t.element_kind;
+        }
         g.outputs().push_back(v);
     }
-    if (g.outputs().empty()) ctx.fail("has no graph outputs");
+    if (g.outputs().empty()) ctx.fail(where_graph + "has no graph outputs");
     g.sort_topologically();
     g.validate();
     return g;
@@ -532,7 +651,7 @@ bool onnx_old_opset_op(std::string_view op_type) {
 Graph load_onnx_bytes(std::span<const std::byte> bytes, const std::string& source,
                       const OnnxOptions& options) {
     check_protobuf_version();
-    Context ctx{source, options.external_data_dir};
+    Context ctx{source, options.external_data_dir, 0, {}};
     if (bytes.size() > static_cast<size_t>(INT_MAX))
         ctx.fail("is over 2 GiB, the limit of a protobuf message; store the weights as external data",
                  ErrorCode::Unsupported);
@@ -554,11 +673,51 @@ NamedTensor load_onnx_tensor(const std::filesystem::path& path) {
     check_protobuf_version();
     const std::vector<std::byte> bytes = read_file(path, INT_MAX);
     onnx::TensorProto t;
-    Context ctx{path.string(), path.parent_path()};
+    Context ctx{path.string(), path.parent_path(), 0, {}};
     if (!t.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
         ctx.fail("is not a valid ONNX tensor: protobuf parsing failed (truncated or corrupted file?)");
     if (!t.has_data_type()) ctx.fail("is not an ONNX tensor: it has no data type");
     return {t.name(), to_tensor(t, ctx, "tensor '" + t.name() + "'")};
+}
+
+NamedValue load_onnx_value(const std::filesystem::path& path, graph::ValueKind kind) {
+    check_protobuf_version();
+    if (kind == graph::ValueKind::Tensor) {
+        NamedTensor t = load_onnx_tensor(path);
+        return {t.name, kind, true, {std::move(t.data)}};
+    }
+    const std::vector<std::byte> bytes = read_file(path, INT_MAX);
+    Context ctx{path.string(), path.parent_path(), 0, {}};
+    auto sequence = [&](const onnx::SequenceProto& s, NamedValue& v) {
+        if (s.elem_type() != onnx::SequenceProto::TENSOR && s.tensor_values_size())
+            ctx.fail("holds a sequence of something other than tensors", ErrorCode::Unsupported);
+        for (const auto& t : s.tensor_values())
+            v.tensors.push_back(to_tensor(t, ctx, "sequence '" + s.name() + "' element"));
+    };
+    NamedValue v;
+    v.kind = kind;
+    if (kind == graph::ValueKind::Sequence) {
+        onnx::SequenceProto s;
+        if (!s.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+            ctx.fail("is not a valid ONNX sequence: protobuf parsing failed");
+        v.name = s.name();
+        sequence(s, v);
+        return v;
+    }
+    onnx::OptionalProto o;
+    if (!o.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+        ctx.fail("is not a valid ONNX optional: protobuf parsing failed");
+    v.name = o.name();
+    if (o.has_tensor_value()) {
+        v.tensors.push_back(to_tensor(o.tensor_value(), ctx, "optional '" + o.name() + "'"));
+    } else if (o.has_sequence_value()) {
+        sequence(o.sequence_value(), v);
+    } else if (o.elem_type() == onnx::OptionalProto::UNDEFINED) {
+        v.present = false;
+    } else {
+        ctx.fail("holds an optional of a kind vkml does not read", ErrorCode::Unsupported);
+    }
+    return v;
 }
 
 } // namespace vkml::import

@@ -20,6 +20,29 @@ void add_host_ops(std::vector<OpInfo>& out) {
                    "axis, sorted; outputs Y, indices, inverse_indices, counts; data-dependent shapes: host only."});
     for (const char* w : {"HannWindow", "HammingWindow", "BlackmanWindow"})
         out.push_back({w, family, "f32, f16, i32, i64", "periodic, output_datatype; computed in double."});
+
+    // Sequences, optionals and control flow: resolved when a session is built (ml/graph/control.cpp,
+    // docs/architecture.md); positions, trip counts and conditions must be constants by then.
+    const char* seq = "Sequences, optionals and control flow (resolved at session build)";
+    out.push_back({"SequenceConstruct", seq, all, "a sequence is a list of the session's tensors."});
+    out.push_back({"SequenceEmpty", seq, all, "dtype."});
+    out.push_back({"SequenceInsert", seq, all, "position: a constant."});
+    out.push_back({"SequenceErase", seq, all, "position: a constant."});
+    out.push_back({"SequenceAt", seq, all, "position: a constant; out of range is an error naming the node."});
+    out.push_back({"SequenceLength", seq, all, "a constant."});
+    out.push_back({"SplitToSequence", seq, all, "axis, keepdims; split: a constant. Slices of the input."});
+    out.push_back({"ConcatFromSequence", seq, all, "axis, new_axis. A Concat."});
+    out.push_back({"SequenceMap", seq, all, "body inlined once per element."});
+    out.push_back({"Optional", seq, all, "type; an optional holds a tensor, a sequence or nothing."});
+    out.push_back({"OptionalHasElement", seq, all, "a constant."});
+    out.push_back({"OptionalGetElement", seq, all, "an empty optional is an error naming the node."});
+    out.push_back({"If", seq, all,
+                   "constant condition: the branch taken; computed: both branches and Where, when they agree in "
+                   "shapes and dtypes."});
+    out.push_back({"Loop", seq, all,
+                   "unrolled: trip count and condition must fold to constants (from constants, shapes and the "
+                   "iteration number); at most 16384 iterations."});
+    out.push_back({"Scan", seq, all, "unrolled over the static scan axis; axes and directions; opset 8's batch axis."});
 }
 
 } // namespace vkml::ops::detail

@@ -114,13 +114,17 @@ Result run_one(gpu::Device& device, const fs::path& dir, const std::set<std::str
         std::sort(sets.begin(), sets.end());
         if (sets.empty()) throw Error(ErrorCode::Unsupported, "no test data sets");
         // The first data set's input shapes fix the model's (node tests declare them anyway).
-        std::vector<std::vector<graph::TensorData>> inputs, outputs;
+        // Inputs and outputs are read as the model declares them: tensors, sequences, optionals.
+        std::vector<std::vector<import::NamedValue>> inputs, outputs;
         for (const fs::path& s : sets) {
-            std::vector<graph::TensorData> in, out;
-            for (const fs::path& p : sorted_files(s, "input_"))
-                in.push_back(import::load_onnx_tensor(p).data);
-            for (const fs::path& p : sorted_files(s, "output_"))
-                out.push_back(import::load_onnx_tensor(p).data);
+            std::vector<import::NamedValue> in, out;
+            const auto in_files = sorted_files(s, "input_"), out_files = sorted_files(s, "output_");
+            for (size_t i = 0; i < in_files.size(); ++i)
+                in.push_back(import::load_onnx_value(
+                    in_files[i], i < g.inputs().size() ? g.value(g.inputs()[i]).kind : graph::ValueKind::Tensor));
+            for (size_t i = 0; i < out_files.size(); ++i)
+                out.push_back(import::load_onnx_value(
+                    out_files[i], i < g.outputs().size() ? g.value(g.outputs()[i]).kind : graph::ValueKind::Tensor));
             inputs.push_back(std::move(in));
             outputs.push_back(std::move(out));
         }
@@ -131,17 +135,29 @@ Result run_one(gpu::Device& device, const fs::path& dir, const std::set<std::str
         // inputs) are given as SessionOptions::constant_inputs, one session per data set: the
         // session names such an input in its error, so the runner adds them one by one.
         std::set<size_t> frozen;
+        auto single = [](const import::NamedValue& v) {
+            return v.kind != graph::ValueKind::Sequence && v.present && v.tensors.size() == 1;
+        };
         for (size_t k = 0; k < sets.size(); ++k) {
             std::unique_ptr<Session> session;
             for (int attempt = 0; !session; ++attempt) {
                 SessionOptions options;
                 options.fp32 = true;
                 for (size_t i = 0; i < g.inputs().size(); ++i) {
-                    const std::string& name = g.value(g.inputs()[i]).name;
-                    if (frozen.count(i))
-                        options.constant_inputs[name] = inputs[k][i];
-                    else
-                        options.input_shapes[name] = inputs[k][i].dims();
+                    const graph::Value& declared = g.value(g.inputs()[i]);
+                    const import::NamedValue& v = inputs[k][i];
+                    if (frozen.count(i)) {
+                        options.constant_inputs[declared.name] = v.tensors.at(0);
+                    } else if (!v.present) {
+                        options.absent_inputs.insert(declared.name);
+                    } else if (v.kind == graph::ValueKind::Sequence ||
+                               (v.kind == graph::ValueKind::Optional &&
+                                declared.element_kind == graph::ValueKind::Sequence)) {
+                        auto& shapes = options.sequence_inputs[declared.name];
+                        for (const auto& t : v.tensors) shapes.push_back(t.dims());
+                    } else {
+                        options.input_shapes[declared.name] = v.tensors.at(0).dims();
+                    }
                 }
                 try {
                     session = std::make_unique<Session>(device, g, options);
@@ -151,23 +167,24 @@ Result run_one(gpu::Device& device, const fs::path& dir, const std::set<std::str
                                            m.find("with constant inputs") != std::string::npos;
                     bool added = false;
                     for (size_t i = 0; parameter && i < g.inputs().size(); ++i)
-                        if (!frozen.count(i) &&
+                        if (!frozen.count(i) && single(inputs[k][i]) &&
                             m.find("'" + g.value(g.inputs()[i]).name + "'") != std::string::npos) {
                             frozen.insert(i);
                             added = true;
                         }
                     if (!added && parameter && attempt == 0) // host-only ops: freeze every integer input
                         for (size_t i = 0; i < g.inputs().size(); ++i)
-                            if (inputs[k][i].dtype() == graph::DType::i64 ||
-                                inputs[k][i].dtype() == graph::DType::i32) {
+                            if (single(inputs[k][i]) && (inputs[k][i].tensors[0].dtype() == graph::DType::i64 ||
+                                                         inputs[k][i].tensors[0].dtype() == graph::DType::i32)) {
                                 frozen.insert(i);
                                 added = true;
                             }
                     // Still a host-only op (Range of floats, NonZero: data-dependent shapes run on
-                    // the host): every input a constant.
-                    if (!added && m.find("can only run on the host") != std::string::npos)
+                    // the host), or a parameter computed from inputs (a loop's trip count from
+                    // start, limit and delta): every input a constant.
+                    if (!added && (m.find("can only run on the host") != std::string::npos || parameter))
                         for (size_t i = 0; i < g.inputs().size(); ++i)
-                            if (!frozen.count(i)) {
+                            if (!frozen.count(i) && single(inputs[k][i])) {
                                 frozen.insert(i);
                                 added = true;
                             }
@@ -176,14 +193,27 @@ Result run_one(gpu::Device& device, const fs::path& dir, const std::set<std::str
             }
             std::vector<graph::TensorData> in;
             for (size_t i = 0; i < inputs[k].size(); ++i)
-                if (!frozen.count(i)) in.push_back(inputs[k][i]);
+                if (!frozen.count(i))
+                    for (const auto& t : inputs[k][i].tensors) in.push_back(t);
             const auto got = session->run(in);
-            if (got.size() != outputs[k].size())
-                throw Error(ErrorCode::Generic, std::to_string(got.size()) + " outputs, expected " +
+            const auto& model_outputs = session->model_outputs();
+            if (model_outputs.size() != outputs[k].size())
+                throw Error(ErrorCode::Generic, std::to_string(model_outputs.size()) + " outputs, expected " +
                                                     std::to_string(outputs[k].size()));
-            for (size_t j = 0; j < got.size(); ++j) {
-                const std::string m = compare(got[j], outputs[k][j], session->outputs()[j].name);
-                if (!m.empty()) throw Error(ErrorCode::Generic, sets[k].filename().string() + ": " + m);
+            for (size_t j = 0; j < model_outputs.size(); ++j) {
+                const ModelValue& mv = model_outputs[j];
+                const import::NamedValue& want = outputs[k][j];
+                if (mv.present != want.present || mv.count != want.tensors.size())
+                    throw Error(ErrorCode::Generic,
+                                sets[k].filename().string() + ": " + mv.name + ": " +
+                                    (mv.present ? std::to_string(mv.count) + " tensors" : std::string("nothing")) +
+                                    ", expected " +
+                                    (want.present ? std::to_string(want.tensors.size()) + " tensors"
+                                                  : std::string("nothing")));
+                for (size_t e = 0; e < mv.count; ++e) {
+                    const std::string m = compare(got[mv.first + e], want.tensors[e], session->outputs()[mv.first + e].name);
+                    if (!m.empty()) throw Error(ErrorCode::Generic, sets[k].filename().string() + ": " + m);
+                }
             }
         }
         r.frozen = !frozen.empty();

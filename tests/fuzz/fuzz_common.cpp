@@ -88,6 +88,22 @@ void host_passes(graph::Graph& g) {
         } catch (const Error&) {
             // Inputs without shapes: folding and fusion still apply to the rest.
         }
+        {
+            // Sequences and control flow, resolved as far as the host can (a copy: what it
+            // cannot resolve, e.g. a loop over computed values, is an error here but not for
+            // the passes below).
+            graph::Graph copy = g;
+            try {
+                graph::expand_on_host(copy, int64_t{1} << 22);
+                copy.validate();
+                (void)graph::dump(copy);
+                graph::prune(copy);
+                copy.remove_unused_values();
+                copy.validate();
+            } catch (const Error& e) {
+                expected(e);
+            }
+        }
         graph::fold_constants(g, int64_t{1} << 22);
         graph::fuse(g, {.residual = false});
         g.validate();

@@ -135,6 +135,142 @@ std::vector<float> ramp(size_t n, float step = 0.01f) {
     return v;
 }
 
+void attr(onnx::NodeProto* n, const std::string& name, const onnx::GraphProto& g) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto_AttributeType_GRAPH);
+    *a->mutable_g() = g;
+}
+void typed(onnx::ValueInfoProto* v, const std::string& name, int type, std::vector<int64_t> dims, bool sequence = false) {
+    v->set_name(name);
+    auto* t = sequence ? v->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()
+                       : v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(type);
+    for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+// Control flow and sequences (ml/graph/control.cpp): an If on a folded condition whose
+// branches read an outer value, a Loop with a trip count, a condition the body computes from the
+// iteration number and a scan output, a Scan, sequence ops around them, and If nested in a Loop.
+void onnx_control_flow() {
+    // Every value a constant, so the host resolves all of it (expand_on_host): x an initializer,
+    // the If's condition computed (Not), so the importer leaves the If to the expansion.
+    Model m("control_flow", 16);
+    m.floats("x", {2, 3}, ramp(6, 0.25f));
+    auto* no = m.g->add_initializer();
+    no->set_name("no");
+    no->set_data_type(onnx::TensorProto_DataType_BOOL);
+    no->add_int32_data(0);
+    m.node("Not", {"no"}, {"flag"});
+    onnx::GraphProto then_b, else_b;
+    then_b.set_name("then");
+    auto* tn = then_b.add_node();
+    tn->set_op_type("Relu");
+    tn->add_input("x");
+    tn->add_output("t");
+    typed(then_b.add_output(), "t", TensorProto_DataType_FLOAT, {2, 3});
+    else_b.set_name("else");
+    auto* en = else_b.add_node();
+    en->set_op_type("Neg");
+    en->add_input("x");
+    en->add_output("e");
+    typed(else_b.add_output(), "e", TensorProto_DataType_FLOAT, {2, 3});
+    auto* branch = m.node("If", {"flag"}, {"chosen"});
+    attr(branch, "then_branch", then_b);
+    attr(branch, "else_branch", else_b);
+
+    // Loop: y += chosen * i for i < 3 (M = 10), scan output y.
+    onnx::GraphProto body;
+    body.set_name("body");
+    typed(body.add_input(), "i", TensorProto_DataType_INT64, {});
+    typed(body.add_input(), "c", onnx::TensorProto_DataType_BOOL, {});
+    typed(body.add_input(), "y_in", TensorProto_DataType_FLOAT, {2, 3});
+    auto add = [&](onnx::GraphProto& gp, const std::string& op, std::vector<std::string> in, std::string out) {
+        auto* n = gp.add_node();
+        n->set_op_type(op);
+        n->set_name(gp.name() + "_" + out);
+        for (auto& s : in) n->add_input(s);
+        n->add_output(out);
+        return n;
+    };
+    attr(add(body, "Cast", {"i"}, "fi"), "to", int64_t{1});
+    add(body, "Mul", {"chosen", "fi"}, "step");
+    add(body, "Add", {"y_in", "step"}, "y_out");
+    auto* three = body.add_initializer();
+    three->set_name("three");
+    three->set_data_type(TensorProto_DataType_INT64);
+    three->add_int64_data(2);
+    add(body, "Less", {"i", "three"}, "c_out");
+    add(body, "Identity", {"y_out"}, "scan");
+    typed(body.add_output(), "c_out", onnx::TensorProto_DataType_BOOL, {});
+    typed(body.add_output(), "y_out", TensorProto_DataType_FLOAT, {2, 3});
+    typed(body.add_output(), "scan", TensorProto_DataType_FLOAT, {2, 3});
+    m.ints("ten", {}, {10});
+    auto* yes = m.g->add_initializer();
+    yes->set_name("yes");
+    yes->set_data_type(onnx::TensorProto_DataType_BOOL);
+    yes->add_int32_data(1);
+    auto* loop = m.node("Loop", {"ten", "yes", "x"}, {"y", "ys"});
+    attr(loop, "body", body);
+
+    // Scan: running sum over the rows of x.
+    onnx::GraphProto sb;
+    sb.set_name("scan_body");
+    typed(sb.add_input(), "acc", TensorProto_DataType_FLOAT, {3});
+    typed(sb.add_input(), "row", TensorProto_DataType_FLOAT, {3});
+    add(sb, "Add", {"acc", "row"}, "acc_out");
+    add(sb, "Identity", {"acc_out"}, "row_out");
+    typed(sb.add_output(), "acc_out", TensorProto_DataType_FLOAT, {3});
+    typed(sb.add_output(), "row_out", TensorProto_DataType_FLOAT, {3});
+    m.floats("zeros", {3}, {0, 0, 0});
+    auto* scan = m.node("Scan", {"zeros", "x"}, {"total", "rows"});
+    attr(scan, "num_scan_inputs", int64_t{1});
+    attr(scan, "body", sb);
+
+    // Sequences: split, insert, at, concat.
+    attr(m.node("SplitToSequence", {"ys"}, {"parts"}), "keepdims", int64_t{0});
+    m.ints("zero", {}, {0});
+    m.node("SequenceInsert", {"parts", "y", "zero"}, {"parts2"});
+    m.node("SequenceAt", {"parts2", "zero"}, {"first"});
+    attr(m.node("ConcatFromSequence", {"parts2"}, {"all"}), "axis", int64_t{0});
+    m.io(false, "first", {});
+    m.io(false, "all", {});
+    m.io(false, "total", {"3"});
+    m.io(false, "rows", {"2", "3"});
+    write("onnx", "control_flow.onnx", m.bytes());
+}
+
+// Ifs nested 20 deep: beyond the importer's limit of 16, an error, not deep recursion.
+void onnx_deep_nesting() {
+    Model m("deep", 13);
+    m.io(true, "flag", {}, onnx::TensorProto_DataType_BOOL);
+    onnx::GraphProto inner;
+    inner.set_name("leaf");
+    auto* id = inner.add_node();
+    id->set_op_type("Identity");
+    id->add_input("flag");
+    id->add_output("leaf_out");
+    typed(inner.add_output(), "leaf_out", onnx::TensorProto_DataType_BOOL, {});
+    const onnx::GraphProto leaf = inner; // else branches stay this small: the file grows linearly
+    for (int level = 0; level < 20; ++level) {
+        onnx::GraphProto outer;
+        outer.set_name("level" + std::to_string(level));
+        auto* n = outer.add_node();
+        n->set_op_type("If");
+        n->add_input("flag");
+        n->add_output("out" + std::to_string(level));
+        attr(n, "then_branch", inner);
+        attr(n, "else_branch", leaf);
+        typed(outer.add_output(), "out" + std::to_string(level), onnx::TensorProto_DataType_BOOL, {});
+        inner = outer;
+    }
+    auto* top = m.node("If", {"flag"}, {"z"});
+    attr(top, "then_branch", inner);
+    attr(top, "else_branch", leaf);
+    m.io(false, "z", {}, onnx::TensorProto_DataType_BOOL);
+    write("onnx", "deep_nesting.onnx", m.bytes());
+}
+
 // Shape arithmetic as exporters write it: Shape, Gather, Unsqueeze, Concat into a Reshape.
 void onnx_shape_chain() {
     Model m("shape_chain");
@@ -393,6 +529,8 @@ int main(int argc, char** argv) {
         onnx_resize_pad();
         onnx_fusions();
         onnx_external();
+        onnx_control_flow();
+        onnx_deep_nesting();
         for (const char* f : {"conv_relu.onnx", "typed_fields.onnx", "unsorted.onnx"})
             write("onnx", f, read(fixtures / f));
         tfjs_from_fixture(fixtures, "tfjs_small", {"group1-shard1of2.bin", "group1-shard2of2.bin"});

@@ -210,9 +210,68 @@ TEST(OnnxImport, UnsupportedContentIsNamed) {
     // DOUBLE tensors import since vkml holds float64 in float storage (graph dtype f64).
     const graph::Graph d = import::load_onnx(fixture("bad_double_input.onnx"));
     EXPECT_EQ(d.value(d.inputs().at(0)).dtype, graph::DType::f64);
-    const std::string m = load_error("bad_subgraph.onnx", ErrorCode::Unsupported);
-    EXPECT_TRUE(contains(m, "branch")) << m;
-    EXPECT_TRUE(contains(m, "then_branch")) << m;
+    // An If whose then_branch is an empty graph: malformed, named down to the attribute.
+    const std::string m = load_error("bad_subgraph.onnx");
+    EXPECT_TRUE(contains(m, "node 'branch' (If): attribute 'then_branch'")) << m;
+    EXPECT_TRUE(contains(m, "has no graph outputs")) << m;
+}
+
+// Ifs nested 21 deep (the ONNX fuzzer's seed): refused at the 17th level with the path to it.
+TEST(OnnxImport, SubgraphNestingIsLimited) {
+    const std::string m = expect_error(
+        [] { (void)import::load_onnx(fixture("../fuzz/corpus/onnx/deep_nesting.onnx")); }, "deep_nesting.onnx",
+        ErrorCode::Unsupported);
+    EXPECT_TRUE(contains(m, "nested more than 16 deep")) << m;
+    EXPECT_TRUE(contains(m, "node 'z' (If): attribute 'then_branch': subgraph 'level19'")) << m;
+}
+
+// Subgraphs become Graph attributes; the outer values they read become the node's inputs
+// (vkml_captures); sequence and optional types become value kinds.
+TEST(OnnxImport, SubgraphsAndNonTensorTypes) {
+    const auto node = test::onnx_testdata() / "node";
+    VKML_REQUIRE_PATH(node, "install Debian's libonnx-testdata");
+    {
+        // test_range_float_type_positive_delta_expanded: the Loop's body reads 'delta' from the
+        // outer scope.
+        const Graph g = import::load_onnx(node / "test_range_float_type_positive_delta_expanded" / "model.onnx");
+        const auto loop = std::find_if(g.nodes().begin(), g.nodes().end(), [](const graph::Node& n) { return n.op_type == "Loop"; });
+        ASSERT_NE(loop, g.nodes().end());
+        EXPECT_EQ(loop->get_strings("vkml_captures"), std::vector<std::string>{"delta"});
+        ASSERT_EQ(loop->inputs.size(), 4u);
+        EXPECT_EQ(g.value(loop->inputs[3]).name, "delta");
+        const graph::Graph& body = loop->find("body")->as_graph();
+        ASSERT_EQ(body.captures().size(), 1u);
+        EXPECT_EQ(body.value(body.captures()[0]).name, "delta");
+        EXPECT_EQ(body.inputs().size(), 3u);
+        EXPECT_NO_THROW(body.validate());
+        // dump() shows the body under its node, with the capture.
+        const std::string d = graph::dump(g);
+        EXPECT_TRUE(contains(d, "\n  body:\n")) << d;
+        EXPECT_TRUE(contains(d, "\n    capture delta: ")) << d;
+    }
+    {
+        const Graph g = import::load_onnx(node / "test_loop16_seq_none" / "model.onnx");
+        const graph::Value& opt = g.value(g.inputs()[2]);
+        EXPECT_EQ(opt.kind, graph::ValueKind::Optional);
+        EXPECT_EQ(opt.element_kind, graph::ValueKind::Sequence);
+        EXPECT_EQ(opt.dtype, graph::DType::f32);
+        EXPECT_EQ(g.value(g.outputs()[0]).kind, graph::ValueKind::Sequence);
+        // The If inside the Loop's body reads the body's input: a capture of the If, not of the body.
+        const graph::Graph& body = g.nodes()[0].find("body")->as_graph();
+        EXPECT_TRUE(body.captures().empty());
+        const auto inner = std::find_if(body.nodes().begin(), body.nodes().end(), [](const graph::Node& n) { return n.op_type == "If"; });
+        ASSERT_NE(inner, body.nodes().end());
+        EXPECT_EQ(inner->get_strings("vkml_captures"), std::vector<std::string>{"opt_seq_in"});
+    }
+    {
+        const auto in = import::load_onnx_value(node / "test_sequence_insert_at_back" / "test_data_set_0" / "input_0.pb",
+                                                graph::ValueKind::Sequence);
+        EXPECT_EQ(in.tensors.size(), 3u);
+        const auto none = import::load_onnx_value(
+            node / "test_optional_has_element_empty" / "test_data_set_0" / "input_0.pb", graph::ValueKind::Optional);
+        EXPECT_FALSE(none.present);
+        EXPECT_TRUE(none.tensors.empty());
+    }
 }
 
 // Every cut of a model file must fail cleanly: protobuf may accept a cut that ends between two

@@ -2,6 +2,7 @@
 // Typed node attributes, with ONNX's kinds. Importers of other formats translate their parameters
 // into these, with ONNX names and meanings, so every operator reads one vocabulary.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -10,7 +11,11 @@
 
 namespace vkml::graph {
 
-enum class AttributeKind { Int, Float, String, Ints, Floats, Strings, Tensor };
+class Graph;
+
+// Graph: a subgraph (ONNX GraphProto attribute: If's branches, Loop's and Scan's bodies), shared
+// and immutable once imported, so copies of a graph stay cheap.
+enum class AttributeKind { Int, Float, String, Ints, Floats, Strings, Tensor, Graph };
 const char* attribute_kind_name(AttributeKind kind);
 
 class Attribute {
@@ -24,6 +29,7 @@ public:
     Attribute(std::vector<float> v) : value_(std::move(v)) {}
     Attribute(std::vector<std::string> v) : value_(std::move(v)) {}
     Attribute(TensorData v) : value_(std::move(v)) {}
+    Attribute(std::shared_ptr<const Graph> v) : value_(std::move(v)) {}
 
     AttributeKind kind() const { return static_cast<AttributeKind>(value_.index()); }
 
@@ -36,13 +42,14 @@ public:
     const std::vector<float>& as_floats() const;
     const std::vector<std::string>& as_strings() const;
     const TensorData& as_tensor() const;
+    const Graph& as_graph() const;
 
     bool operator==(const Attribute&) const = default;
 
 private:
     // The order matches AttributeKind.
     std::variant<int64_t, float, std::string, std::vector<int64_t>, std::vector<float>,
-                 std::vector<std::string>, TensorData>
+                 std::vector<std::string>, TensorData, std::shared_ptr<const Graph>>
         value_;
 };
 

@@ -28,13 +28,27 @@ namespace vkml::graph {
 using ValueId = uint32_t;
 inline constexpr ValueId no_value = ~ValueId{0};
 
+// What a value is: a tensor, or one of ONNX's non-tensor types, a sequence of tensors or an
+// optional (a tensor or a sequence, or nothing). vkml resolves sequences and optionals when a
+// Session is built (graph::infer_and_fold): a resolved one lists the values it holds in
+// Value::elements, and only tensors reach the device (see docs/architecture.md).
+enum class ValueKind : uint8_t { Tensor, Sequence, Optional };
+const char* value_kind_name(ValueKind kind); // "tensor", "sequence", "optional"
+
 struct Value {
     std::string name;
-    DType dtype = DType::undefined;
-    std::optional<Shape> shape;             // nullopt: not even the rank is known yet
+    DType dtype = DType::undefined;         // sequences and optionals: their tensors' dtype
+    std::optional<Shape> shape;             // nullopt: not even the rank is known yet (sequences and
+                                            // optionals: the declared shape of their tensors, if any)
     std::shared_ptr<const TensorData> data; // set for constants; shared so copies of a graph are cheap
+    ValueKind kind = ValueKind::Tensor;
+    ValueKind element_kind = ValueKind::Tensor; // an optional's content: Tensor or Sequence
+    // Set once resolved: a sequence's tensors in order, an optional's content (none or one value,
+    // a tensor or a sequence). A resolved value needs no producer node.
+    std::optional<std::vector<ValueId>> elements;
 
     bool is_constant() const { return data != nullptr; }
+    bool is_tensor() const { return kind == ValueKind::Tensor; }
 };
 
 struct Node {
@@ -106,6 +120,11 @@ public:
     std::vector<ValueId>& outputs() { return outputs_; }
     const std::vector<ValueId>& outputs() const { return outputs_; }
     std::vector<ValueId> constants() const;
+    // A subgraph's values that its scope does not define (outer-scope values it reads, by name).
+    // The node that owns the subgraph reads them as extra inputs (see vkml_captures in
+    // docs/architecture.md), so they are ordinary data dependencies in the outer graph.
+    std::vector<ValueId>& captures() { return captures_; }
+    const std::vector<ValueId>& captures() const { return captures_; }
 
     // The imported version of an operator-set domain ("" or "ai.onnx" for the default), 0 if absent.
     int64_t opset_version(std::string_view domain = "") const;
@@ -145,6 +164,7 @@ private:
     std::vector<Node> nodes_;
     std::vector<ValueId> inputs_;
     std::vector<ValueId> outputs_;
+    std::vector<ValueId> captures_;
 };
 
 // Applies several overrides; a name no dimension carries is an error that lists the graph's free
@@ -153,7 +173,8 @@ void apply_free_dimension_overrides(Graph& graph,
                                     const std::map<std::string, int64_t, std::less<>>& overrides);
 
 // A readable, stable text form: header, opsets, inputs, constants (dtype and shape only), nodes in
-// order with attributes, outputs. Meant for tests, debugging and `vkml info MODEL`.
+// order with attributes (subgraphs in full, indented under their node), outputs. Meant for tests,
+// debugging and `vkml info MODEL`.
 std::string dump(const Graph& graph);
 
 // Counts of nodes per op type, e.g. {"Conv": 12, "Relu": 4}.

@@ -66,6 +66,37 @@ std::vector<TensorData> host_evaluate(const Graph& graph, const Node& node,
 // the fuzzers (tests/fuzz) use it on a freshly imported graph. Returns how many nodes folded.
 size_t fold_constants(Graph& graph, int64_t max_elements = host_max_elements);
 
+// Sequences, optionals and control flow (ml/graph/control.cpp, docs/architecture.md): resolved
+// while infer_and_fold walks the graph, when every input before the node has its static shape and
+// the constants are folded. Sequence and optional values become lists of tensor values
+// (Value::elements); If with a constant condition inlines the branch it takes, with a computed one
+// both branches and a Where per output (when they agree); Loop unrolls one iteration at a time (so
+// a condition computed from constants folds before the next one); Scan and SequenceMap unroll over
+// their static lengths. Positions, trip counts and conditions must be constants by then.
+//
+// The ops resolved this way (SequenceConstruct ... SequenceMap, Optional*, If, Loop, Scan, and the
+// internal vkml.IfSelect).
+bool structural_op(const Node& node);
+// structural_op, or an Identity of a sequence or optional.
+bool resolved_at_build(const Graph& graph, const Node& node);
+// The most iterations vkml unrolls of one Loop (and steps of a Scan, tensors of a split), and the
+// most nodes the expansions of one graph may add: a model asking for more is an Unsupported error
+// naming the node, not a build that runs out of memory or time.
+inline constexpr int64_t max_loop_iterations = int64_t{1} << 14;
+inline constexpr size_t max_expanded_nodes = size_t{1} << 18;
+struct ExpandBudget {
+    size_t nodes = 0; // nodes added so far
+};
+// The nodes that replace `node` (a copy, not a reference into graph.nodes()); sets outputs that
+// are resolved sequences, optionals or constants directly. Throws naming the node.
+std::vector<Node> expand_structural(Graph& graph, const Node& node, ExpandBudget& budget);
+
+// fold_constants plus that resolution, without a device: shapes come only from constants and
+// declarations, so a structural node that needs the shape of a computed value (or a decision
+// input that is not a constant) is an error. For tests and the fuzzers (tests/fuzz), which stop
+// before the first device call. Returns how many structural nodes it expanded.
+size_t expand_on_host(Graph& graph, int64_t max_elements = host_max_elements);
+
 // The float storage dtype each node gets (precision policy), used to create the probe operators.
 using FloatPolicy = std::function<gpu::DType(const Node&)>;
 

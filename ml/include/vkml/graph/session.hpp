@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -53,6 +54,12 @@ struct SessionOptions {
     // a Resize's scales, a TopK's K fed as graph inputs): they become constants at creation, as
     // vkml's operators need, and leave the session's inputs().
     std::map<std::string, graph::TensorData, std::less<>> constant_inputs;
+    // Sequence inputs (and optional inputs holding a sequence): the shapes of their tensors, whose
+    // count is the sequence's length. Each tensor becomes a session input "<name>[<i>]".
+    std::map<std::string, std::vector<std::vector<int64_t>>, std::less<>> sequence_inputs;
+    // Optional inputs that hold nothing this time (an optional input not named here holds its
+    // tensor, an ordinary input, or the sequence given in sequence_inputs).
+    std::set<std::string, std::less<>> absent_inputs;
     // The graph passes before lowering (see vkml/graph/passes.hpp); off for comparisons.
     bool fuse = true;
     // Whole Anime4K-shaped networks as one dispatch (graph::fuse_conv_stacks, ops::FusedConvStack);
@@ -68,6 +75,17 @@ struct TensorInfo {
     graph::DType dtype = graph::DType::f32; // the model's (bool is stored as u8)
     gpu::DType storage = gpu::DType::f32;   // the gpu::Tensor dtype to bind
     gpu::Shape shape;
+};
+
+// A model input or output as the model declares it, and where its tensors are among the session's
+// inputs() or outputs(): a tensor is one, a sequence its `count` tensors "<name>[0]" ...
+// (from `first` on), an optional none (present false) or its content's.
+struct ModelValue {
+    std::string name;
+    graph::ValueKind kind = graph::ValueKind::Tensor;
+    graph::ValueKind element_kind = graph::ValueKind::Tensor; // an optional's content
+    bool present = true;                                      // optionals: whether it holds a value
+    size_t first = 0, count = 0;
 };
 
 // The tensors of one record(): one per session input and output, in the order of inputs() and
@@ -143,6 +161,10 @@ public:
     // Index of the input/output named `name`; throws naming the known names when absent.
     size_t input_index(std::string_view name) const;
     size_t output_index(std::string_view name) const;
+    // The model's own inputs and outputs (sequences and optionals as one each), in the model's
+    // order; constant_inputs are not among them.
+    const std::vector<ModelValue>& model_inputs() const;
+    const std::vector<ModelValue>& model_outputs() const;
 
     // Convenience: uploads, records, submits to options.queue, waits and downloads. A large model
     // is submitted in several chunks of bounded GPU time (sized from the previous run's speed), so

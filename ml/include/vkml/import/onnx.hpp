@@ -6,11 +6,14 @@
 // value_info types, initializers from raw_data or the typed fields (float_data, int32_data incl.
 // f16 bit patterns, int64_data) or from external data files beside the model, and Constant nodes,
 // which become constants. An If whose condition is a constant by then (an initializer, a Constant
-// node) is replaced by the nodes of the branch it takes (and that branch's initializers). A file
+// node) is replaced by the nodes of the branch it takes (and that branch's initializers). Other
+// subgraph attributes (If's branches, Loop's and Scan's bodies) become Graph attributes, the outer
+// values they read the owning node's extra inputs (vkml_captures; docs/architecture.md), nested at
+// most 16 deep; sequence and optional types become the values' kinds. A file
 // that is not a well-formed model is rejected with a vkml::Error that names the file and the
-// problem; what is well-formed but beyond vkml (other subgraphs, sparse or string tensors, dtypes
-// outside f32/f16/i32/i64/u8/bool) is an Unsupported error naming the value or node. Operators
-// are not checked here: the session reports the ones it cannot run.
+// problem; what is well-formed but beyond vkml (lists of subgraphs, maps, sparse or string tensors,
+// dtypes outside f32/f16/i32/i64/u8/bool) is an Unsupported error naming the value or node.
+// Operators are not checked here: the session reports the ones it cannot run.
 #include <cstddef>
 #include <filesystem>
 #include <span>
@@ -47,5 +50,17 @@ struct NamedTensor {
     graph::TensorData data;
 };
 NamedTensor load_onnx_tensor(const std::filesystem::path& path);
+
+// One serialized value of any kind the backend tests store: a TensorProto (kind Tensor), a
+// SequenceProto of tensors (Sequence) or an OptionalProto (Optional, holding a tensor or a
+// sequence of tensors, or nothing). The file does not say which it is: the model's declared type
+// of that input or output does.
+struct NamedValue {
+    std::string name;
+    graph::ValueKind kind = graph::ValueKind::Tensor;
+    bool present = true;                   // an optional holding nothing: false
+    std::vector<graph::TensorData> tensors; // a tensor: one; a sequence: its tensors
+};
+NamedValue load_onnx_value(const std::filesystem::path& path, graph::ValueKind kind);
 
 } // namespace vkml::import
