@@ -87,6 +87,23 @@ size_t fold_constants(Graph& g, int64_t max_elements) {
     return count;
 }
 
+namespace {
+
+// Replaces node i (a sequence, optional or control-flow node) by what it resolves to, keeping
+// `folded` (one flag per node) aligned with the node list.
+void expand_in_place(Graph& g, size_t i, std::vector<char>& folded, ExpandBudget& budget) {
+    const Node node = g.nodes()[i];
+    std::vector<Node> with = expand_structural(g, node, budget);
+    auto& nodes = g.nodes();
+    nodes.erase(nodes.begin() + static_cast<std::ptrdiff_t>(i));
+    nodes.insert(nodes.begin() + static_cast<std::ptrdiff_t>(i), std::make_move_iterator(with.begin()),
+                 std::make_move_iterator(with.end()));
+    folded.erase(folded.begin() + static_cast<std::ptrdiff_t>(i));
+    folded.insert(folded.begin() + static_cast<std::ptrdiff_t>(i), with.size(), 0);
+}
+
+} // namespace
+
 size_t expand_on_host(Graph& g, int64_t max_elements) {
     g.sort_topologically();
     ExpandBudget budget;
@@ -94,14 +111,7 @@ size_t expand_on_host(Graph& g, int64_t max_elements) {
     std::vector<char> folded(g.nodes().size(), 0);
     for (size_t i = 0; i < g.nodes().size(); ++i) {
         if (resolved_at_build(g, g.nodes()[i])) {
-            const Node node = g.nodes()[i];
-            std::vector<Node> with = expand_structural(g, node, budget);
-            auto& nodes = g.nodes();
-            nodes.erase(nodes.begin() + static_cast<std::ptrdiff_t>(i));
-            nodes.insert(nodes.begin() + static_cast<std::ptrdiff_t>(i), std::make_move_iterator(with.begin()),
-                         std::make_move_iterator(with.end()));
-            folded.erase(folded.begin() + static_cast<std::ptrdiff_t>(i));
-            folded.insert(folded.begin() + static_cast<std::ptrdiff_t>(i), with.size(), 0);
+            expand_in_place(g, i, folded, budget);
             ++count;
             --i; // wraps at 0; ++i brings it back to the first replacement
             continue;
@@ -234,14 +244,7 @@ InferStats infer_and_fold(Graph& g, gpu::Device& device, const FloatPolicy& floa
             // Sequences, optionals and control flow: replaced by what they resolve to (tensor
             // nodes, inlined subgraphs, the node again for a loop's next iteration), which this
             // walk then reaches in turn.
-            const Node node = g.nodes()[i];
-            std::vector<Node> with = expand_structural(g, node, budget);
-            auto& nodes = g.nodes();
-            nodes.erase(nodes.begin() + static_cast<std::ptrdiff_t>(i));
-            nodes.insert(nodes.begin() + static_cast<std::ptrdiff_t>(i), std::make_move_iterator(with.begin()),
-                         std::make_move_iterator(with.end()));
-            folded.erase(folded.begin() + static_cast<std::ptrdiff_t>(i));
-            folded.insert(folded.begin() + static_cast<std::ptrdiff_t>(i), with.size(), 0);
+            expand_in_place(g, i, folded, budget);
             --i; // wraps at 0; the loop's ++i brings it back to the first replacement
             continue;
         }

@@ -270,14 +270,9 @@ Lowered lower_conv_transpose(LowerContext& ctx) {
         d.bias = ctx.desc_as(2, ctx.float_dtype);
         ins.push_back(2);
     }
-    d.kernel_shape = n.get_ints("kernel_shape");
-    d.strides = n.get_ints("strides");
-    d.pads = n.get_ints("pads");
-    d.dilations = n.get_ints("dilations");
+    read_conv_attributes(n, d);
     d.output_padding = n.get_ints("output_padding");
     d.output_shape = n.get_ints("output_shape");
-    d.auto_pad = n.get_string("auto_pad", "NOTSET");
-    d.group = n.get_int("group", 1);
     d.activation = fused_activation(n);
     if (!ctx.is_float(0)) arithmetic_dtype(ctx, 0, false);
     return single(ops::ConvTranspose::create(ctx.device, d), ins, {0});
