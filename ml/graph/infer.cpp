@@ -63,6 +63,21 @@ bool dropout_drops_nothing(const Graph& g, const Node& n) {
     return r && r->elements() == 1 && r->to_doubles()[0] == 0.0;
 }
 
+// Whether every present input of n is a constant.
+bool inputs_constant(const Graph& g, const Node& n) {
+    for (ValueId v : n.inputs)
+        if (v != no_value && !g.value(v).is_constant()) return false;
+    return true;
+}
+
+// Removes the nodes flagged in `folded` (one flag per node, their outputs now constants).
+void drop_folded(Graph& g, const std::vector<char>& folded) {
+    std::vector<Node> kept;
+    for (size_t i = 0; i < g.nodes().size(); ++i)
+        if (!folded[i]) kept.push_back(std::move(g.nodes()[i]));
+    g.nodes() = std::move(kept);
+}
+
 } // namespace
 
 size_t fold_constants(Graph& g, int64_t max_elements) {
@@ -72,18 +87,12 @@ size_t fold_constants(Graph& g, int64_t max_elements) {
     for (size_t i = 0; i < g.nodes().size(); ++i) {
         const Node& n = g.nodes()[i];
         if (!host_evaluable(n)) continue;
-        bool all_constant = true;
-        for (ValueId v : n.inputs)
-            if (v != no_value && !g.value(v).is_constant()) all_constant = false;
-        if (!all_constant) continue;
+        if (!inputs_constant(g, n)) continue;
         fold_node(g, n, max_elements);
         folded[i] = 1;
         ++count;
     }
-    std::vector<Node> kept;
-    for (size_t i = 0; i < g.nodes().size(); ++i)
-        if (!folded[i]) kept.push_back(std::move(g.nodes()[i]));
-    g.nodes() = std::move(kept);
+    drop_folded(g, folded);
     return count;
 }
 
@@ -118,17 +127,11 @@ size_t expand_on_host(Graph& g, int64_t max_elements) {
         }
         const Node& n = g.nodes()[i];
         if (!host_evaluable(n)) continue;
-        bool all_constant = true;
-        for (ValueId v : n.inputs)
-            if (v != no_value && !g.value(v).is_constant()) all_constant = false;
-        if (!all_constant) continue;
+        if (!inputs_constant(g, n)) continue;
         fold_node(g, n, max_elements);
         folded[i] = 1;
     }
-    std::vector<Node> kept;
-    for (size_t i = 0; i < g.nodes().size(); ++i)
-        if (!folded[i]) kept.push_back(std::move(g.nodes()[i]));
-    g.nodes() = std::move(kept);
+    drop_folded(g, folded);
     return count;
 }
 
@@ -254,9 +257,7 @@ InferStats infer_and_fold(Graph& g, gpu::Device& device, const FloatPolicy& floa
                 g.fail(n, "input '" + g.value(v).name + "' is a " + value_kind_name(g.value(v).kind) + "; " +
                               n.op_type + " takes tensors");
         // Host folding: every present input constant, or Shape/Size (which read only the shape).
-        bool all_constant = true;
-        for (ValueId v : n.inputs)
-            if (v != no_value && !g.value(v).is_constant()) all_constant = false;
+        const bool all_constant = inputs_constant(g, n);
         const bool shape_only =
             (n.op_type == "Shape" || n.op_type == "Size" || n.op_type == "EyeLike") && n.domain.empty();
         if (host_evaluable(n) && (all_constant || shape_only)) {
@@ -333,10 +334,7 @@ InferStats infer_and_fold(Graph& g, gpu::Device& device, const FloatPolicy& floa
         }
         ++stats.inferred;
     }
-    std::vector<Node> kept;
-    for (size_t i = 0; i < g.nodes().size(); ++i)
-        if (!folded[i]) kept.push_back(std::move(g.nodes()[i]));
-    g.nodes() = std::move(kept);
+    drop_folded(g, folded);
     for (const auto& [v, sizes] : declared) {
         const Value& val = g.value(v);
         if (val.shape && val.shape->sizes() != sizes)

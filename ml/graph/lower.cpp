@@ -167,13 +167,19 @@ gpu::DType arithmetic_dtype(const LowerContext& ctx, size_t i, bool ints_ok) {
 
 // ---- convolution family --------------------------------------------------------------------------
 
-// The attributes Conv and ConvTranspose share, for the 2-D and the 3-D op descriptions.
-template <class Desc> void read_conv_attributes(const Node& n, Desc& d) {
+// The window attributes Conv, ConvTranspose and the pools share, for the 2-D and the 3-D op
+// descriptions.
+template <class Desc> void read_window_attributes(const Node& n, Desc& d) {
     d.kernel_shape = n.get_ints("kernel_shape");
     d.strides = n.get_ints("strides");
     d.pads = n.get_ints("pads");
     d.dilations = n.get_ints("dilations");
     d.auto_pad = n.get_string("auto_pad", "NOTSET");
+}
+
+// ... and Conv's and ConvTranspose's group.
+template <class Desc> void read_conv_attributes(const Node& n, Desc& d) {
+    read_window_attributes(n, d);
     d.group = n.get_int("group", 1);
 }
 
@@ -638,11 +644,7 @@ Lowered lower_softmax(LowerContext& ctx) {
 
 ops::PoolWindow pool_window(const Node& n) {
     ops::PoolWindow w;
-    w.kernel_shape = n.get_ints("kernel_shape");
-    w.strides = n.get_ints("strides");
-    w.pads = n.get_ints("pads");
-    w.dilations = n.get_ints("dilations");
-    w.auto_pad = n.get_string("auto_pad", "NOTSET");
+    read_window_attributes(n, w);
     w.ceil_mode = n.get_int("ceil_mode", 0);
     return w;
 }
