@@ -355,30 +355,65 @@ bool activation_of(const Graph& g, const Node& n, std::string& kind, float& alph
     return false;
 }
 
+// x * Sigmoid(x), SiLU (Swish) as YOLOv5-v8, EfficientNet and most exporters write it: the Mul at
+// `i` and the Sigmoid at `sig`, where x feeds only the two and the Sigmoid only the Mul. Returns x.
+ValueId silu_of(const Graph& g, const Uses& uses, const std::vector<int64_t>& prod, size_t i, size_t& sig) {
+    const Node& mul = g.nodes()[i];
+    if (mul.op_type != "Mul" || !mul.domain.empty() || mul.inputs.size() != 2 || mul.outputs.size() != 1)
+        return no_value;
+    for (size_t k = 0; k < 2; ++k) {
+        const ValueId s = mul.inputs[k], x = mul.inputs[1 - k];
+        if (s == no_value || x == no_value || prod[s] < 0 || !uses.single(s)) continue;
+        const Node& sn = g.nodes()[static_cast<size_t>(prod[s])];
+        if (sn.op_type != "Sigmoid" || !sn.domain.empty() || sn.inputs.size() != 1 || sn.inputs[0] != x) continue;
+        const Value& xv = g.value(x);
+        if (!fusable_float(xv.dtype) || uses.is_output(x) || uses.of(x).size() != 2) continue;
+        if (!xv.shape || !g.value(mul.outputs[0]).shape || !(*xv.shape == *g.value(mul.outputs[0]).shape)) continue;
+        sig = static_cast<size_t>(prod[s]);
+        return x;
+    }
+    return no_value;
+}
+
 size_t fuse_activations(Graph& g) {
     size_t fused = 0;
     const Uses uses(g);
     const auto prod = producers(g);
     std::vector<char> dead(g.nodes().size(), 0), changed(g.nodes().size(), 0);
+    // The producer of x takes `kind` and writes `out` instead of x; `gone` are the nodes it replaces.
+    auto take = [&](ValueId x, ValueId out, const std::string& kind, float alpha, float beta,
+                    std::initializer_list<size_t> gone) {
+        if (prod[x] < 0) return false;
+        const size_t pi = static_cast<size_t>(prod[x]);
+        Node& p = g.nodes()[pi];
+        if (dead[pi] || changed[pi] || p.outputs.empty() || p.outputs[0] != x || !takes_activation(p, g))
+            return false;
+        for (size_t k : gone)
+            if (dead[k]) return false;
+        p.attributes.insert_or_assign("vkml_activation", kind);
+        p.attributes.insert_or_assign("vkml_activation_alpha", alpha);
+        p.attributes.insert_or_assign("vkml_activation_beta", beta);
+        p.outputs[0] = out;
+        for (size_t k : gone) {
+            note_fused(p, g.nodes()[k]);
+            dead[k] = 1;
+        }
+        changed[pi] = 1;
+        ++fused;
+        return true;
+    };
     for (size_t i = 0; i < g.nodes().size(); ++i) {
         const Node& act = g.nodes()[i];
         std::string kind;
         float alpha = 0, beta = 0;
+        size_t sig = 0;
+        if (const ValueId x = silu_of(g, uses, prod, i, sig); x != no_value) {
+            take(x, act.outputs[0], "Silu", 0.f, 0.f, {sig, i});
+            continue;
+        }
         if (!activation_of(g, act, kind, alpha, beta)) continue;
         const ValueId x = act.inputs[0];
-        if (prod[x] < 0 || !uses.single(x)) continue;
-        const size_t pi = static_cast<size_t>(prod[x]);
-        Node& p = g.nodes()[pi];
-        if (dead[pi] || changed[pi] || p.outputs.empty() || p.outputs[0] != x || !takes_activation(p, g))
-            continue;
-        p.attributes.insert_or_assign("vkml_activation", kind);
-        p.attributes.insert_or_assign("vkml_activation_alpha", alpha);
-        p.attributes.insert_or_assign("vkml_activation_beta", beta);
-        p.outputs[0] = act.outputs[0];
-        note_fused(p, act);
-        dead[i] = 1;
-        changed[pi] = 1;
-        ++fused;
+        if (uses.single(x)) take(x, act.outputs[0], kind, alpha, beta, {i});
     }
     if (fused) compact(g, dead);
     return fused;

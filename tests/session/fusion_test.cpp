@@ -157,6 +157,62 @@ TEST_F(FusionTest, ResidualAddThenActivation) {
     EXPECT_LE(fused_vs_unfused(g), 1e-5);
 }
 
+TEST_F(FusionTest, SiluFusesIntoItsProducer) {
+    // x * Sigmoid(x), as YOLOv8 and EfficientNet export SiLU: the Sigmoid and the Mul become the
+    // Conv's (or Gemm's, an InstanceNorm's, an Add's) Silu activation, the Mul's operands in
+    // either order.
+    for (const std::string producer : {"Conv", "Gemm", "InstanceNormalization", "Add"}) {
+        for (bool sigmoid_first : {false, true}) {
+            Graph g = new_graph("silu");
+            ValueId y;
+            if (producer == "Conv") {
+                y = conv(g, input(g, "x", {1, 3, 7, 5}), 3, 5, "p", 40);
+            } else if (producer == "Gemm") {
+                y = node(g, "Gemm",
+                         {input(g, "x", {3, 5}), g.add_constant("b", rand_tensor({4, 5}, 41)),
+                          g.add_constant("c", rand_tensor({4}, 42))},
+                         "p", {{"transB", int64_t{1}}});
+            } else if (producer == "InstanceNormalization") {
+                y = node(g, "InstanceNormalization",
+                         {input(g, "x", {1, 3, 4, 5}), g.add_constant("s", rand_tensor({3}, 43)),
+                          g.add_constant("b", rand_tensor({3}, 44))},
+                         "p");
+            } else {
+                y = node(g, "Add", {input(g, "x", {2, 3}), input(g, "z", {2, 3})}, "p");
+            }
+            const ValueId s = node(g, "Sigmoid", {y}, "sig");
+            g.outputs().push_back(node(g, "Mul", sigmoid_first ? std::vector<ValueId>{s, y} : std::vector<ValueId>{y, s}, "mul"));
+            Graph f = inferred(g);
+            EXPECT_EQ(graph::fuse(f).activation, 1u) << producer;
+            ASSERT_EQ(f.nodes().size(), 1u) << graph::dump(f);
+            const Node& n = f.nodes()[0];
+            EXPECT_EQ(n.op_type, producer);
+            EXPECT_EQ(n.get_string("vkml_activation", ""), "Silu");
+            EXPECT_EQ(n.get_strings("vkml_fused"), (std::vector<std::string>{"sig", "mul"}));
+            EXPECT_EQ(f.value(n.outputs[0]).name, "mul");
+            EXPECT_LE(fused_vs_unfused(g), 1e-5) << producer;
+        }
+    }
+    // Not SiLU, or x needed elsewhere: nothing fuses, the results stay the same.
+    for (int variant = 0; variant < 3; ++variant) {
+        Graph g = new_graph("not_silu");
+        const ValueId x = input(g, "x", {1, 2, 4, 4});
+        const ValueId c = conv(g, x, 2, 2, "conv", 45);
+        const ValueId other = conv(g, x, 2, 2, "conv2", 47);
+        // 0: Sigmoid of another value; 1: the Conv's output also read by an Add; 2: the Sigmoid
+        // also a graph output.
+        const ValueId s = node(g, "Sigmoid", {variant == 0 ? other : c}, "sig");
+        const ValueId m = node(g, "Mul", {c, s}, "mul");
+        g.outputs().push_back(variant == 1 ? node(g, "Add", {m, c}, "add") : m);
+        if (variant == 2) g.outputs().push_back(s);
+        Graph f = inferred(g);
+        graph::fuse(f);
+        for (const Node& n : f.nodes()) EXPECT_NE(n.get_string("vkml_activation", ""), "Silu") << variant << graph::dump(f);
+        EXPECT_EQ(graph::op_histogram(f).at("Mul"), 1) << variant;
+        EXPECT_LE(fused_vs_unfused(g), 1e-5) << variant;
+    }
+}
+
 TEST_F(FusionTest, WhatMustNotFuse) {
     {
         // The Conv's output is read twice: the Add cannot take it over.
