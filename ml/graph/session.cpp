@@ -64,6 +64,7 @@ struct Step {
     // Resolved once the arena exists; empty tensors for the caller's bindings.
     std::vector<gpu::Tensor> in_t, out_t;
     gpu::BufferRange scratch_range;
+    gpu::BufferRange prepacked; // the op's constant input packed once (Op::prepack), or none
 };
 
 struct Alloc {
@@ -178,7 +179,7 @@ struct Session::Impl {
     std::vector<Constant> constants;
     std::vector<uint64_t> offsets;          // per allocation, in the arena
     std::vector<uint64_t> constant_offsets; // per constant, in the constant buffer
-    std::shared_ptr<gpu::Buffer> arena, constant_buffer;
+    std::shared_ptr<gpu::Buffer> arena, constant_buffer, prepacked_buffer;
     SessionMemory memory;
     uint64_t alignment = 16;
     // run() and profile(): device tensors for the inputs and outputs, made on first use.
@@ -203,6 +204,7 @@ struct Session::Impl {
     void plan();
     void decide_barriers();
     void resolve();
+    void prepack_constants();
 
     Ref constant_ref(ValueId v, gpu::DType dtype);
     Ref ref_as(ValueId v, gpu::DType dtype);
@@ -610,6 +612,29 @@ void Session::Impl::resolve() {
     }
 }
 
+// Ops that re-pack a constant input on every run (Conv's weights for the tensor cores) get it
+// packed once, now, into a buffer of their own: each run then skips that dispatch and its barrier.
+void Session::Impl::prepack_constants() {
+    std::vector<std::pair<Step*, uint64_t>> jobs; // step, offset of its packed input
+    uint64_t total = 0;
+    const uint64_t align = std::max<uint64_t>(alignment, device.caps().min_storage_buffer_offset_alignment);
+    for (Step& s : steps) {
+        const ops::Op::Prepack p = s.op->prepack();
+        if (!p.bytes || p.input >= s.in.size() || s.in[p.input].kind != Ref::Kind::Constant) continue;
+        jobs.emplace_back(&s, total);
+        total = align_up(total + p.bytes, align);
+    }
+    memory.prepacked = total;
+    if (jobs.empty()) return;
+    prepacked_buffer =
+        std::make_shared<gpu::Buffer>(device, gpu::BufferDesc{.size = total, .name = "session prepacked weights"});
+    for (auto& [s, offset] : jobs) s->prepacked = prepacked_buffer->range(offset, s->op->prepack().bytes);
+    device.run_now(gpu::QueueRole::Compute, [&](gpu::CommandBuffer& cmd) {
+        gpu::barrier::transfer_to_compute(cmd); // the constants' upload
+        for (auto& [s, offset] : jobs) s->op->record_prepack(cmd, s->in_t[s->op->prepack().input], s->prepacked);
+    });
+}
+
 // Sequence and optional inputs: a sequence becomes one input per tensor ("<name>[<i>]", shapes
 // from SessionOptions::sequence_inputs) and the sequence value lists them; an optional holds its
 // content (it becomes that input) or, named in absent_inputs, nothing (it leaves the inputs).
@@ -764,6 +789,7 @@ void Session::Impl::build() {
     plan();
     decide_barriers();
     resolve();
+    prepack_constants();
 }
 
 // ---- Session ---------------------------------------------------------------------------------------
@@ -842,7 +868,9 @@ std::string Session::describe() const {
     const SessionMemory& m = impl_->memory;
     o << impl_->steps.size() << " steps, " << barriers << " barriers (marked |); arena " << m.arena
       << " bytes for " << m.transients << " transients (peak live " << m.peak_live << ", without reuse "
-      << m.unshared << "); constants " << m.constants << " bytes\n";
+      << m.unshared << "); constants " << m.constants << " bytes";
+    if (m.prepacked) o << " (and " << m.prepacked << " re-packed once for their kernels)";
+    o << "\n";
     return o.str();
 }
 
@@ -897,7 +925,7 @@ void Session::record_range(gpu::CommandBuffer& cmd, const Bindings& b, size_t fi
         for (size_t k = 0; k < st.in.size(); ++k) in.push_back(bound(st.in[k], st.in_t[k]));
         for (size_t k = 0; k < st.out.size(); ++k) out.push_back(bound(st.out[k], st.out_t[k]));
         const bool timed = profiler && profiler->begin(cmd, st.name + " (" + st.op_type + ")");
-        st.op->record(cmd, in, out, st.scratch_range);
+        st.op->record(cmd, in, out, st.scratch_range, st.prepacked);
         if (timed) profiler->end(cmd);
     }
 }

@@ -323,6 +323,23 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
 
 void Conv::record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs,
                        std::span<const Tensor> outputs, const gpu::BufferRange& scratch) const {
+    record_with(cmd, inputs, outputs, scratch, nullptr);
+}
+
+void Conv::record_prepacked_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs,
+                                 std::span<const Tensor> outputs, const gpu::BufferRange& scratch,
+                                 const gpu::BufferRange& prepacked) const {
+    record_with(cmd, inputs, outputs, scratch, &prepacked);
+}
+
+void Conv::record_prepack_impl(gpu::CommandBuffer& cmd, const Tensor& input, const gpu::BufferRange& packed) const {
+    const gpu::BufferRange pack_bufs[] = {input.range(), {packed.buffer, packed.offset, packed_bytes_}};
+    cmd.dispatch(*pack_pipeline_, pack_bufs, nullptr, 0,
+                 cmd.groups_for(*pack_pipeline_, packed_bytes_ / gpu::dtype_size(input.dtype())));
+}
+
+void Conv::record_with(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                       const gpu::BufferRange& scratch, const gpu::BufferRange* prepacked) const {
     const gpu::BufferRange x = inputs[0].range(), w = inputs[1].range();
     // Absent optional inputs bind a read-only tensor the kernel never reads (its flag is off).
     const gpu::BufferRange b = has_bias_ ? inputs[2].range() : w;
@@ -334,11 +351,11 @@ void Conv::record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs,
         return;
     }
     gpu::BufferRange wk = w;
-    if (pack_pipeline_) {
+    if (prepacked) {
+        wk = {prepacked->buffer, prepacked->offset, packed_bytes_};
+    } else if (pack_pipeline_) {
         wk = {scratch.buffer, scratch.offset, packed_bytes_};
-        const gpu::BufferRange pack_bufs[] = {w, wk};
-        cmd.dispatch(*pack_pipeline_, pack_bufs, nullptr, 0,
-                     cmd.groups_for(*pack_pipeline_, packed_bytes_ / gpu::dtype_size(inputs[1].dtype())));
+        record_prepack_impl(cmd, inputs[1], wk);
         gpu::barrier::compute_to_compute(cmd);
     }
     const std::array<float, 2> push{push_[0], push_[1]};

@@ -51,6 +51,45 @@ void unsupported(const char* op, const std::string& what) {
 
 void Op::record(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                 const gpu::BufferRange& scratch) const {
+    record(cmd, inputs, outputs, scratch, gpu::BufferRange{});
+}
+
+namespace {
+
+void check_packed(const Op& op, const char* what, const gpu::BufferRange& packed, uint64_t align) {
+    const Op::Prepack p = op.prepack();
+    if (!p.bytes) fail(op.type(), what, "this op packs no input");
+    if (!packed.buffer || packed.size < p.bytes)
+        fail(op.type(), what, "needs " + std::to_string(p.bytes) + " bytes");
+    if (align > 1 && packed.offset % align != 0)
+        fail(op.type(), what, "starts at byte " + std::to_string(packed.offset) +
+                                  ", not a multiple of the device's storage-buffer alignment " + std::to_string(align));
+}
+
+} // namespace
+
+void Op::record_prepack(gpu::CommandBuffer& cmd, const Tensor& input, const gpu::BufferRange& packed) const {
+    check_packed(*this, "prepacked", packed, device_.caps().min_storage_buffer_offset_alignment);
+    const Prepack p = prepack();
+    const TensorDesc& want = inputs_.at(p.input);
+    if (!input || input.shape() != want.shape || input.dtype() != want.dtype || !input.contiguous())
+        fail(type(), "inputs[" + std::to_string(p.input) + "]",
+             "to pack is " + (input ? to_string({input.shape(), input.dtype()}) : std::string("no tensor")) +
+                 ", the op was created for " + to_string(want));
+    record_prepack_impl(cmd, input, packed);
+}
+
+void Op::record_prepack_impl(gpu::CommandBuffer&, const Tensor&, const gpu::BufferRange&) const {
+    fail(type(), "prepacked", "this op packs no input");
+}
+
+void Op::record_prepacked_impl(gpu::CommandBuffer&, std::span<const Tensor>, std::span<const Tensor>,
+                               const gpu::BufferRange&, const gpu::BufferRange&) const {
+    fail(type(), "prepacked", "this op packs no input");
+}
+
+void Op::record(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                const gpu::BufferRange& scratch, const gpu::BufferRange& prepacked) const {
     auto check = [&](std::span<const Tensor> given, const std::vector<TensorDesc>& want, const char* what) {
         if (given.size() != want.size())
             fail(type(), what,
@@ -80,7 +119,12 @@ void Op::record(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::sp
     if (scratch_bytes_ && align > 1 && scratch.offset % align != 0)
         fail(type(), "scratch", "starts at byte " + std::to_string(scratch.offset) +
                                     ", not a multiple of the device's storage-buffer alignment " + std::to_string(align));
-    record_impl(cmd, inputs, outputs, scratch);
+    if (prepacked.buffer) {
+        check_packed(*this, "prepacked", prepacked, align);
+        record_prepacked_impl(cmd, inputs, outputs, scratch, prepacked);
+    } else {
+        record_impl(cmd, inputs, outputs, scratch);
+    }
 }
 
 namespace detail {

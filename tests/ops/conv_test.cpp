@@ -595,6 +595,30 @@ TEST_F(ConvTest, RecordChecksTensors) {
     const HostTensor x = random_tensor({1, 3, 5, 5}, gpu::DType::f32, 1);
     const HostTensor w = random_tensor({2, 3, 3, 3}, gpu::DType::f32, 2);
     expect_error([&] { run_op(dev(), *op, {x, w}); }, {"Conv", "inputs"});
+    // Only the tensor-core kernels re-pack their weights: a prepacked range given to any other
+    // kernel, or one too small, is an error naming the op.
+    const gpu::DType dt = float_dtypes(dev()).back();
+    for (ConvKernel k : {ConvKernel::Direct, ConvKernel::TensorCore}) {
+        if (k == ConvKernel::TensorCore && !ops::tensor_cores_available(dev(), dt)) continue;
+        const auto conv = ops::Conv::create(dev(), {.input = {{1, 32, 8, 8}, dt},
+                                                    .weight = {{32, 32, 3, 3}, dt},
+                                                    .pads = {1, 1, 1, 1},
+                                                    .kernel = k});
+        const uint64_t bytes = conv->prepack().bytes;
+        EXPECT_EQ(bytes > 0, k == ConvKernel::TensorCore) << ops::conv_kernel_name(k);
+        EXPECT_EQ(conv->prepack().input, 1u);
+        gpu::Tensor tx(dev(), {1, 32, 8, 8}, dt, "x"), tw(dev(), {32, 32, 3, 3}, dt, "w"),
+            ty(dev(), conv->outputs()[0].shape, dt, "y");
+        gpu::Buffer small(dev(), gpu::BufferDesc{.size = 256, .name = "packed"});
+        const gpu::Tensor ins[] = {tx, tw}, outs[] = {ty};
+        expect_error(
+            [&] {
+                dev().run_now(gpu::QueueRole::Compute, [&](gpu::CommandBuffer& cmd) {
+                    conv->record(cmd, ins, outs, {}, small.range());
+                });
+            },
+            {"Conv", "prepacked", k == ConvKernel::TensorCore ? "needs" : "packs no input"});
+    }
 }
 
 } // namespace

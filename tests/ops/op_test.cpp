@@ -64,11 +64,34 @@ std::vector<HostTensor> run_op(gpu::Device& device, const ops::Op& op, const std
         gpu::barrier::compute_to_transfer(cmd);
     });
     std::vector<HostTensor> result;
-    for (size_t i = 0; i < out.size(); ++i) {
-        HostTensor h(out[i].shape(), out[i].dtype());
-        const auto f = gpu::download_floats(device, out[i]);
-        h.data.assign(f.begin(), f.end());
-        result.push_back(std::move(h));
+    auto download = [&] {
+        std::vector<HostTensor> r;
+        for (size_t i = 0; i < out.size(); ++i) {
+            HostTensor h(out[i].shape(), out[i].dtype());
+            const auto f = gpu::download_floats(device, out[i]);
+            h.data.assign(f.begin(), f.end());
+            r.push_back(std::move(h));
+        }
+        return r;
+    };
+    result = download();
+    // An op that re-packs an input on every run (Op::prepack), repeated: the same records with that
+    // input packed once first must give the very same outputs.
+    if (const ops::Op::Prepack pp = op.prepack(); pp.bytes && repeat > 1) {
+        gpu::Buffer packed(device, gpu::BufferDesc{.size = pp.bytes, .name = "prepacked"});
+        device.run_now(gpu::QueueRole::Compute, [&](gpu::CommandBuffer& cmd) {
+            gpu::barrier::transfer_to_compute(cmd);
+            op.record_prepack(cmd, in.at(pp.input), packed.range());
+            for (int r = 0; r < repeat; ++r) {
+                gpu::barrier::compute_to_compute(cmd);
+                op.record(cmd, in, out, scratch ? scratch->range() : gpu::BufferRange{}, packed.range());
+            }
+            gpu::barrier::compute_to_transfer(cmd);
+        });
+        const auto again = download();
+        for (size_t i = 0; i < again.size(); ++i)
+            if (again[i].data != result[i].data)
+                ADD_FAILURE() << op.type() << " output " << i << " differs with input " << pp.input << " prepacked";
     }
     return result;
 }

@@ -92,11 +92,19 @@ public:
     const char* halo_shader() const { return halo_shader_; }
     // Effective pads [top, left, bottom, right] after auto_pad (1-D: top = bottom = 0).
     const std::array<int64_t, 4>& pads() const { return pads_; }
+    // The tensor-core kernels' weights (input 1), re-packed tap-major on every run unless packed
+    // once (Op::prepack).
+    Prepack prepack() const override { return {1, pack_pipeline_ ? packed_bytes_ : 0}; }
 
 private:
     explicit Conv(gpu::Device& device) : Op(device) {}
     void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                      const gpu::BufferRange& scratch) const override;
+    void record_prepack_impl(gpu::CommandBuffer& cmd, const Tensor& input, const gpu::BufferRange& packed) const override;
+    void record_prepacked_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                               const gpu::BufferRange& scratch, const gpu::BufferRange& prepacked) const override;
+    void record_with(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch, const gpu::BufferRange* prepacked) const;
 
     ConvKernel kernel_ = ConvKernel::Direct;
     uint32_t split_ = 1; // K chunks (TensorCore)

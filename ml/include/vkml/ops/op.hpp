@@ -80,10 +80,31 @@ public:
     void record(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                 const gpu::BufferRange& scratch = {}) const;
 
+    // An input the op re-packs on every run before its main work (Conv's weights, tap-major for
+    // the tensor cores), which a caller that knows it constant (a model's weights) can have
+    // packed once: prepack() names the input and the packed form's size (bytes 0: the op packs
+    // nothing); record_prepack() writes the packed form of that input into `packed`; record()
+    // given that range (its contents kept since, the writes made visible by a barrier) then skips
+    // the pack and its barrier. The Session packs its constant weights so when it is built.
+    struct Prepack {
+        uint32_t input = 0;
+        uint64_t bytes = 0;
+    };
+    virtual Prepack prepack() const { return {}; }
+    void record_prepack(gpu::CommandBuffer& cmd, const Tensor& input, const gpu::BufferRange& packed) const;
+    void record(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                const gpu::BufferRange& scratch, const gpu::BufferRange& prepacked) const;
+
 protected:
     explicit Op(gpu::Device& device) : device_(device) {}
     virtual void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs,
                              std::span<const Tensor> outputs, const gpu::BufferRange& scratch) const = 0;
+    // For ops whose prepack() has bytes: the pack alone, and a run that reads `prepacked` instead.
+    virtual void record_prepack_impl(gpu::CommandBuffer& cmd, const Tensor& input,
+                                     const gpu::BufferRange& packed) const;
+    virtual void record_prepacked_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs,
+                                       std::span<const Tensor> outputs, const gpu::BufferRange& scratch,
+                                       const gpu::BufferRange& prepacked) const;
 
     gpu::Device& device_;
     std::vector<TensorDesc> inputs_;
