@@ -25,6 +25,19 @@ void add_conv_ops(std::vector<OpInfo>& out) {
     out.push_back({"MatMul", family, "f32, f16",
                    "numpy semantics: 1-D operands promoted and the promoted dimension dropped, batch "
                    "dimensions broadcast (output rank up to 6). Tiled GEMM, fp32 accumulation."});
+    const std::string exact =
+        "expanded when the session is built (ml/graph/composite.cpp): the zero points subtracted in f32, the "
+        "reduction split into chunks short enough that every partial sum is an integer below 2^24 (at most "
+        "2^24 / (max|a - a_zero| x max|b - b_zero|) products, from the data where constant, else the types' "
+        "ranges: 258 for uint8 against uint8), each chunk's f32 result cast to int32 and the chunks summed in "
+        "int32 (wrapping): exact, in f16 sessions too";
+    out.push_back({"MatMulInteger", family, "uint8, int8 -> i32",
+                   "a_zero_point scalar or per row of A, b_zero_point scalar or per column of B; MatMul's "
+                   "shapes; " + exact + "."});
+    out.push_back({"ConvInteger", family, "uint8, int8 -> i32",
+                   "Conv's attributes; x_zero_point scalar, w_zero_point scalar or per output channel; " + exact +
+                       " (split over input channels at group 1; at group > 1, or a kernel of more taps than a "
+                       "chunk holds, a longer reduction is an Unsupported error)."});
 }
 
 } // namespace vkml::ops::detail
