@@ -264,7 +264,8 @@ const std::set<std::string, std::less<>> other_ops = {
     "ReduceProd", "ReduceMax", "ReduceMin", "ReduceMean", "Dropout",         "ScatterND",
     // Data-dependent output shapes, or outputs made from attributes and shapes alone: these run
     // on the host only, so their inputs must be constants (EyeLike reads only its input's shape).
-    "NonZero",    "EyeLike",   "HannWindow", "HammingWindow", "BlackmanWindow", "Compress", "Unique"};
+    "NonZero",    "EyeLike",   "HannWindow", "HammingWindow", "BlackmanWindow", "Compress", "Unique",
+    "MelWeightMatrix"};
 
 Array unary(const std::string& op, const Array& x) {
     Array r = x;
@@ -912,6 +913,62 @@ std::vector<TensorData> host_evaluate(const Graph& g, const Node& n,
                     r.f[static_cast<size_t>(e)] = v;
                 else
                     r.i[static_cast<size_t>(e)] = to_int(v);
+            }
+        } else if (op == "MelWeightMatrix") {
+            // [dft_length / 2 + 1, num_mel_bins] triangles of peak 1 on the mel scale,
+            // mel(f) = 2595 log10(1 + f / 700): num_mel_bins + 2 points spaced evenly in mel from
+            // lower_edge_hertz (the step is the range over num_mel_bins + 2), each mapped to the
+            // spectrogram bin floor((dft_length + 1) f / sample_rate); mel bin i rises from point i
+            // to point i + 1 and falls to point i + 2.
+            auto one = [&](size_t k, const char* what) {
+                const Array& a = input(k);
+                if (a.size() != 1) g.fail(n, std::string(what) + " must hold one value");
+                return a.get_f(0);
+            };
+            auto one_int = [&](size_t k, const char* what) {
+                const auto v = ints(k);
+                if (v.size() != 1) g.fail(n, std::string(what) + " must hold one value");
+                return v[0];
+            };
+            const int64_t mels = one_int(0, "num_mel_bins"), dft = one_int(1, "dft_length"),
+                          rate = one_int(2, "sample_rate");
+            const double lo = one(3, "lower_edge_hertz"), hi = one(4, "upper_edge_hertz");
+            if (mels < 1 || dft < 1 || rate < 1)
+                g.fail(n, "num_mel_bins, dft_length and sample_rate must be positive");
+            if (!(lo >= 0 && lo <= hi && std::isfinite(hi)))
+                g.fail(n, "needs 0 <= lower_edge_hertz <= upper_edge_hertz");
+            const int64_t bins = dft / 2 + 1;
+            const DType dt = detail::onnx_type(n.get_int("output_datatype", 1), g, n);
+            r = make(dt, {bins, mels});
+            auto mel = [](double f) { return 2595.0 * std::log10(1.0 + f / 700.0); };
+            const double step = (mel(hi) - mel(lo)) / static_cast<double>(mels + 2);
+            std::vector<int64_t> point(static_cast<size_t>(mels + 2));
+            for (size_t k = 0; k < point.size(); ++k) {
+                const double hz = 700.0 * (std::pow(10.0, (static_cast<double>(k) * step + mel(lo)) / 2595.0) - 1.0);
+                point[k] = static_cast<int64_t>(std::floor(static_cast<double>(dft + 1) * hz / static_cast<double>(rate)));
+            }
+            std::vector<double> w(static_cast<size_t>(bins * mels), 0.0);
+            auto set = [&](int64_t bin, int64_t m, double v) {
+                if (bin < 0 || bin >= bins)
+                    g.fail(n, "upper_edge_hertz maps past the last spectrogram bin (dft_length / 2)");
+                w[static_cast<size_t>(bin * mels + m)] = v;
+            };
+            for (int64_t m = 0; m < mels; ++m) {
+                const int64_t left = point[static_cast<size_t>(m)], centre = point[static_cast<size_t>(m + 1)],
+                              right = point[static_cast<size_t>(m + 2)];
+                if (centre == left)
+                    set(centre, m, 1.0);
+                else
+                    for (int64_t j = left; j <= centre; ++j)
+                        set(j, m, static_cast<double>(j - left) / static_cast<double>(centre - left));
+                for (int64_t j = centre; j < right; ++j)
+                    set(j, m, static_cast<double>(right - j) / static_cast<double>(right - centre));
+            }
+            for (size_t k = 0; k < w.size(); ++k) {
+                if (r.floating())
+                    r.f[k] = w[k];
+                else
+                    r.i[k] = to_int(w[k]);
             }
         } else if (op == "ConstantOfShape") {
             const auto dims = ints(0);

@@ -20,6 +20,9 @@ void add_host_ops(std::vector<OpInfo>& out) {
                    "axis, sorted; outputs Y, indices, inverse_indices, counts; data-dependent shapes: host only."});
     for (const char* w : {"HannWindow", "HammingWindow", "BlackmanWindow"})
         out.push_back({w, family, "f32, f16, i32, i64", "periodic, output_datatype; computed in double."});
+    out.push_back({"MelWeightMatrix", family, "f32, f16, i32, i64",
+                   "output_datatype; [dft_length / 2 + 1, num_mel_bins] triangles on the mel scale, computed in "
+                   "double."});
 
     // Sequences, optionals and control flow: resolved when a session is built (ml/graph/control.cpp,
     // docs/architecture.md); positions, trip counts and conditions must be constants by then.

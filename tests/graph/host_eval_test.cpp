@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "vkml/error.hpp"
@@ -158,6 +159,23 @@ TEST(HostEval, HostOnlyOps) {
                 EXPECT_NEAR(v[e], want, 1e-6) << op << " periodic " << periodic << " element " << e;
             }
         }
+
+    // MelWeightMatrix: 3 mel bins over 0-4000 Hz, dft_length 16 at 8000 Hz. The 5 points evenly
+    // spaced in mel (2146.06 / 5 apart: 0, 324.5, 799.2, 1494, 2510.6 Hz) fall in bins
+    // floor(17 f / 8000) = 0, 0, 1, 3, 5; each mel bin is the triangle over three of them.
+    OneNode mel("MelWeightMatrix", {scalar_int(3), scalar_int(16), scalar_int(8000), TensorData::scalar(0.f),
+                                    TensorData::scalar(4000.f)});
+    EXPECT_EQ(mel.fold_error(), "");
+    EXPECT_EQ(mel.result().dims(), (std::vector<int64_t>{9, 3}));
+    std::vector<float> want(27, 0.f);
+    for (auto [bin, m, v] : std::vector<std::tuple<int, int, float>>{
+             {0, 0, 1.f}, {1, 1, 1.f}, {2, 1, 0.5f}, {2, 2, 0.5f}, {3, 2, 1.f}, {4, 2, 0.5f}})
+        want[static_cast<size_t>(bin * 3 + m)] = v;
+    EXPECT_EQ(mel.result().to_floats(), want);
+    // An upper edge that maps past the last bin (dft_length / 2) is an error, not a write past the end.
+    OneNode past("MelWeightMatrix", {scalar_int(2), scalar_int(4), scalar_int(8000), TensorData::scalar(0.f),
+                                     TensorData::scalar(100000.f)});
+    EXPECT_NE(past.fold_error().find("past the last spectrogram bin"), std::string::npos) << past.fold_error();
 
     // ScatterND add: the repeated index accumulates both updates.
     OneNode sc("ScatterND",
