@@ -11,6 +11,9 @@
 //                               f32 over chunks of the reduction so short that no partial sum can
 //                               pass 2^24 (so every one is an exact integer), each chunk cast to
 //                               int32, the chunks summed in int32 (wrapping, as ONNX Runtime does)
+//   QLinearMatMul, QLinearConv  that int32 accumulator (plus QLinearConv's int32 bias) as f32, times
+//                               scale_a x scale_b / y_scale, then QuantizeLinear with scale 1 and
+//                               y's zero point (round half to even, saturating)
 //
 // The f32 nodes of the integer ops carry vkml_fp32, which the session's precision policy honours,
 // so an f16 session computes them exactly as well.
@@ -24,7 +27,7 @@ namespace vkml::graph {
 namespace {
 
 const std::set<std::string, std::less<>> composite_types = {"MeanVarianceNormalization", "MatMulInteger",
-                                                            "ConvInteger", "STFT"};
+                                                            "ConvInteger", "STFT", "QLinearMatMul", "QLinearConv"};
 
 constexpr int64_t onnx_float = 1, onnx_int32 = 6;
 constexpr int64_t exact_f32 = int64_t{1} << 24; // every integer of magnitude up to this is an f32
@@ -235,20 +238,21 @@ struct Composer {
     }
 
     // The int32 sum of `parts` (f32 exact integers) into the node's output.
-    void sum_as_int32(const std::vector<ValueId>& parts) {
+    void sum_as_int32(const std::vector<ValueId>& parts, ValueId into) {
         if (parts.size() == 1) {
-            cast(parts[0], onnx_int32, "to_int32", true, n.outputs.at(0));
+            cast(parts[0], onnx_int32, "to_int32", true, into);
             return;
         }
         std::vector<ValueId> ints;
         for (size_t k = 0; k < parts.size(); ++k)
             ints.push_back(cast(parts[k], onnx_int32, "chunk" + std::to_string(k) + "_int32", true));
-        emit("Sum", ints, {n.outputs.at(0)}, "sum", true);
+        emit("Sum", ints, {into}, "sum", true);
     }
 
-    void matmul_integer() {
-        const ValueId a = in(0), b = in(1);
-        const ValueId az = has(2) ? in(2) : no_value, bz = has(3) ? in(3) : no_value;
+    ValueId optional(size_t i) const { return has(i) ? in(i) : no_value; }
+
+    // (a - az) x (b - bz) as int32 into `into`.
+    void matmul_integer(ValueId a, ValueId az, ValueId b, ValueId bz, ValueId into) {
         const std::vector<int64_t> ad = dims(a), bd = dims(b);
         if (ad.empty() || bd.empty()) fail("takes tensors of rank 1 or more");
         const int64_t k = ad.back(), kb = bd.size() == 1 ? bd[0] : bd[bd.size() - 2];
@@ -270,12 +274,11 @@ struct Composer {
             parts.push_back(op1("MatMul", {as, bs}, tag, true));
             if (k == 0) break;
         }
-        sum_as_int32(parts);
+        sum_as_int32(parts, into);
     }
 
-    void conv_integer() {
-        const ValueId x = in(0), w = in(1);
-        const ValueId xz = has(2) ? in(2) : no_value, wz = has(3) ? in(3) : no_value;
+    // Conv(x - xz, w - wz) with the node's attributes as int32 into `into`.
+    void conv_integer(ValueId x, ValueId xz, ValueId w, ValueId wz, ValueId into) {
         const std::vector<int64_t> xd = dims(x), wd = dims(w);
         if (xd.size() < 3 || wd.size() != xd.size()) fail("takes X of rank 3 or more and W of the same rank");
         if (xz != no_value && val(xz).shape && val(xz).shape->rank() > 0 &&
@@ -318,7 +321,59 @@ struct Composer {
             parts.push_back(y);
             if (channels == 0) break;
         }
-        sum_as_int32(parts);
+        sum_as_int32(parts, into);
+    }
+
+    // A scale as f32, reshaped to `shape` when it holds more than one value.
+    ValueId scale(ValueId v, const std::vector<int64_t>& shape, const std::string& what) {
+        if (!is_float(val(v).dtype)) fail("its " + what + " '" + val(v).name + "' must be a float tensor");
+        ValueId f = cast(v, onnx_float, what + "_f32", true);
+        int64_t count = 1;
+        for (int64_t d : dims(v)) count *= d;
+        if (count != 1) f = op1("Reshape", {f, const_ints(what + "_shape", shape)}, what + "_reshaped", true);
+        return f;
+    }
+
+    // QuantizeLinear(acc x multiplier, 1, y_zero_point) into the node's output: round half to even
+    // and saturate, the multiplier being (scale_a x scale_b / y_scale) as ONNX computes it.
+    void requantize(ValueId acc, ValueId sa, ValueId sb, ValueId ys, ValueId yz) {
+        const ValueId accf = cast(acc, onnx_float, "acc_f32", true);
+        const ValueId m = op1("Div", {op1("Mul", {sa, sb}, "scales", true), scale(ys, {1}, "y_scale")}, "multiplier", true);
+        const ValueId y = op1("Mul", {accf, m}, "scaled", true);
+        std::vector<ValueId> q = {y, const_float("unit_scale", 1.f)};
+        if (yz != no_value) q.push_back(yz);
+        emit("QuantizeLinear", q, {n.outputs.at(0)}, "quantize", true);
+    }
+
+    // QLinearMatMul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point).
+    void qlinear_matmul() {
+        const ValueId a = in(0), b = in(3);
+        const std::vector<int64_t> ad = dims(a), bd = dims(b);
+        if (ad.empty() || bd.empty()) fail("takes tensors of rank 1 or more");
+        const int64_t rows = ad.size() >= 2 ? ad[ad.size() - 2] : 1;
+        const ValueId acc = fresh("acc");
+        matmul_integer(a, optional(2), b, optional(5), acc);
+        requantize(acc, scale(in(1), {rows, 1}, "a_scale"), scale(in(4), {bd.back()}, "b_scale"), in(6), optional(7));
+    }
+
+    // QLinearConv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B).
+    void qlinear_conv() {
+        const ValueId x = in(0), w = in(3);
+        const std::vector<int64_t> wd = dims(w);
+        if (wd.size() < 3) fail("takes W of rank 3 or more");
+        std::vector<int64_t> per_channel(wd.size() - 1, 1);
+        per_channel[0] = wd[0];
+        ValueId acc = fresh("acc");
+        conv_integer(x, optional(2), w, optional(5), acc);
+        if (has(8)) {
+            const ValueId bias = in(8);
+            if (val(bias).dtype != DType::i32) fail("its bias must be int32");
+            const auto bdims = dims(bias);
+            if (bdims.size() != 1 || bdims[0] != wd[0]) fail("its bias must be [M], one per output channel");
+            const ValueId b = op1("Reshape", {bias, const_ints("bias_shape", per_channel)}, "bias_column", true);
+            acc = op1("Add", {acc, b}, "acc_bias", true);
+        }
+        requantize(acc, scale(in(1), {1}, "x_scale"), scale(in(4), per_channel, "w_scale"), in(6), optional(7));
     }
 };
 
@@ -344,9 +399,13 @@ std::vector<Node> expand_composite(Graph& graph, const Node& node, ExpandBudget&
         else if (node.op_type == "MaxPool")
             c.max_pool_8bit();
         else if (node.op_type == "MatMulInteger")
-            c.matmul_integer();
+            c.matmul_integer(c.in(0), c.optional(2), c.in(1), c.optional(3), node.outputs[0]);
         else if (node.op_type == "ConvInteger")
-            c.conv_integer();
+            c.conv_integer(c.in(0), c.optional(2), c.in(1), c.optional(3), node.outputs[0]);
+        else if (node.op_type == "QLinearMatMul")
+            c.qlinear_matmul();
+        else if (node.op_type == "QLinearConv")
+            c.qlinear_conv();
         else if (node.op_type == "STFT")
             c.stft();
         else

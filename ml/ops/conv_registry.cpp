@@ -38,6 +38,15 @@ void add_conv_ops(std::vector<OpInfo>& out) {
                    "Conv's attributes; x_zero_point scalar, w_zero_point scalar or per output channel; " + exact +
                        " (split over input channels at group 1; at group > 1, or a kernel of more taps than a "
                        "chunk holds, a longer reduction is an Unsupported error)."});
+    const std::string requant =
+        "; the int32 accumulator then scaled by scale_a x scale_b / y_scale in f32 and quantized by QuantizeLinear "
+        "(round half to even, saturating), expanded when the session is built";
+    out.push_back({"QLinearMatMul", family, "uint8, int8",
+                   "MatMulInteger's exact int32 accumulator (a_scale scalar or per row, b_scale scalar or per column)" +
+                       requant + "."});
+    out.push_back({"QLinearConv", family, "uint8, int8",
+                   "ConvInteger's exact int32 accumulator plus the optional int32 bias B [M] (w_scale scalar or per "
+                   "output channel)" + requant + "."});
 }
 
 } // namespace vkml::ops::detail

@@ -248,6 +248,97 @@ TEST_F(CompositeTest, ConvIntegerIsExact) {
     }
 }
 
+// y = saturate(round_half_even(acc x sa x sb / ys) + yz) for uint8 y, against the exact int64
+// accumulator in double: equal, except within 1e-3 of a rounding tie (the device multiplies in
+// f32), where one step either way is allowed.
+void expect_requantized(const std::vector<int64_t>& got, const std::vector<int64_t>& acc,
+                        const std::vector<double>& multiplier, int64_t yz, const std::string& what) {
+    ASSERT_EQ(got.size(), acc.size());
+    for (size_t i = 0; i < acc.size(); ++i) {
+        const double v = static_cast<double>(acc[i]) * multiplier[i];
+        const double r = std::nearbyint(v); // the default rounding mode: half to even
+        const int64_t want = std::clamp<int64_t>(static_cast<int64_t>(r) + yz, 0, 255);
+        const bool tie = std::fabs(std::fabs(v - std::floor(v)) - 0.5) < 1e-3;
+        if (tie)
+            EXPECT_LE(std::abs(got[i] - want), 1) << what << " " << i;
+        else
+            ASSERT_EQ(got[i], want) << what << " " << i << " (" << v << ")";
+    }
+}
+
+TEST_F(CompositeTest, QLinearMatMulAndConv) {
+    for (const bool fp32 : {true, false}) {
+        // QLinearMatMul [3, 5, 29] x [29, 7]: per-tensor A, per-column B scales and zero points.
+        Graph g = new_graph("qlinearmatmul");
+        const ValueId a = input(g, "a", {3, 5, 29}, DType::u8);
+        const TensorData bv = random_bytes(DType::u8, {29, 7}, 41), bz = random_bytes(DType::u8, {7}, 42);
+        const TensorData bs = rand_tensor({7}, 43, 0.001f, 0.01f);
+        const float as = 0.0173f, ys = 0.37f;
+        const uint8_t az = 113, yz = 121;
+        auto u8 = [](std::vector<int64_t> dims, uint8_t v) { return TensorData(DType::u8, std::move(dims), {std::byte{v}}); };
+        g.outputs().push_back(node(g, "QLinearMatMul",
+                                   {a, g.add_constant("as", TensorData::scalar(as)), g.add_constant("az", u8({}, az)),
+                                    g.add_constant("b", bv), g.add_constant("bs", bs), g.add_constant("bz", bz),
+                                    g.add_constant("ys", TensorData::scalar(ys)), g.add_constant("yz", u8({}, yz))},
+                                   "y"));
+        const TensorData av = random_bytes(DType::u8, {3, 5, 29}, 44);
+        Session s(dev(), g, {.fp32 = fp32});
+        const TensorData y = s.run(std::vector<TensorData>{av}).at(0);
+        ASSERT_EQ(y.dtype(), DType::u8);
+        ASSERT_EQ(y.dims(), (std::vector<int64_t>{3, 5, 7}));
+        const auto ai = values(av), bi = values(bv), bzi = values(bz);
+        const auto bsf = bs.to_floats();
+        std::vector<int64_t> acc;
+        std::vector<double> mult;
+        for (int64_t r = 0; r < 15; ++r)
+            for (int64_t j = 0; j < 7; ++j) {
+                int64_t sum = 0;
+                for (int64_t p = 0; p < 29; ++p)
+                    sum += (ai[static_cast<size_t>(r * 29 + p)] - az) * (bi[static_cast<size_t>(p * 7 + j)] - bzi[static_cast<size_t>(j)]);
+                acc.push_back(sum);
+                mult.push_back(double(as) * double(bsf[static_cast<size_t>(j)]) / double(ys));
+            }
+        expect_requantized(values(y), acc, mult, yz, fp32 ? "matmul f32" : "matmul f16");
+
+        // QLinearConv [1, 5, 7, 6] with W [4, 5, 3, 3], per-channel w scale and zero point, bias, pads 1.
+        Graph c = new_graph("qlinearconv");
+        const ValueId x = input(c, "x", {1, 5, 7, 6}, DType::u8);
+        const TensorData wv = random_bytes(DType::u8, {4, 5, 3, 3}, 51), wz = random_bytes(DType::u8, {4}, 52);
+        const TensorData ws = rand_tensor({4}, 53, 0.001f, 0.01f);
+        const std::vector<int32_t> bias = {-1234, 0, 777, 40000};
+        c.outputs().push_back(node(c, "QLinearConv",
+                                   {x, c.add_constant("xs", TensorData::scalar(as)), c.add_constant("xz", u8({}, az)),
+                                    c.add_constant("w", wv), c.add_constant("ws", ws), c.add_constant("wz", wz),
+                                    c.add_constant("ys", TensorData::scalar(ys)), c.add_constant("yz", u8({}, yz)),
+                                    c.add_constant("bias", TensorData::from_int32s({4}, bias))},
+                                   "y", {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+        const TensorData xv = random_bytes(DType::u8, {1, 5, 7, 6}, 54);
+        Session sc(dev(), c, {.fp32 = fp32});
+        const TensorData yc = sc.run(std::vector<TensorData>{xv}).at(0);
+        ASSERT_EQ(yc.dims(), (std::vector<int64_t>{1, 4, 7, 6}));
+        const auto xi = values(xv), wi = values(wv), wzi = values(wz);
+        const auto wsf = ws.to_floats();
+        acc.clear();
+        mult.clear();
+        for (int64_t o = 0; o < 4; ++o)
+            for (int64_t h = 0; h < 7; ++h)
+                for (int64_t w = 0; w < 6; ++w) {
+                    int64_t sum = bias[static_cast<size_t>(o)];
+                    for (int64_t ci = 0; ci < 5; ++ci)
+                        for (int64_t kh = 0; kh < 3; ++kh)
+                            for (int64_t kw = 0; kw < 3; ++kw) {
+                                const int64_t iy = h - 1 + kh, ix = w - 1 + kw;
+                                if (iy < 0 || iy >= 7 || ix < 0 || ix >= 6) continue;
+                                sum += (xi[static_cast<size_t>((ci * 7 + iy) * 6 + ix)] - az) *
+                                       (wi[static_cast<size_t>(((o * 5 + ci) * 3 + kh) * 3 + kw)] - wzi[static_cast<size_t>(o)]);
+                            }
+                    acc.push_back(sum);
+                    mult.push_back(double(as) * double(wsf[static_cast<size_t>(o)]) / double(ys));
+                }
+        expect_requantized(values(yc), acc, mult, yz, fp32 ? "conv f32" : "conv f16");
+    }
+}
+
 TEST_F(CompositeTest, IntegerOpsRefuseWhatTheyCannotComputeExactly) {
     auto expect_error = [&](Graph& g, ErrorCode code, const std::string& words) {
         try {
