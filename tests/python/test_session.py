@@ -227,12 +227,14 @@ def test_sequence_inputs_and_absent_inputs(fixtures):
     with pytest.raises(ValueError, match=r"input 'seq\[1\]' has shape \[4, 3\] in this session"):
         sess.run(None, {"seq": [a, a]})
 
-    # The optional holding its tensor: an ordinary input; a sequence of one.
+    # The optional holding its tensor: an ordinary input, whose free dimension B takes each run's
+    # size (a session per size); a sequence of one, fed as a tuple.
     present = vkml.InferenceSession(model, precision="f16", sequence_inputs={"seq": [[1, 3]]})
-    assert [i.name for i in present.get_inputs()] == ["seq[0]", "bias"]
-    joined, has_bias = present.run(None, {"seq": (a[:1],), "bias": np.ones(3, np.float32)})
-    np.testing.assert_allclose(joined, a[:1], rtol=1e-3, atol=1e-3)
-    assert has_bias
+    assert [(i.name, i.shape) for i in present.get_inputs()] == [("seq[0]", [1, 3]), ("bias", ["B"])]
+    for size in (3, 5):
+        joined, has_bias = present.run(None, {"seq": (a[:1],), "bias": np.ones(size, np.float32)})
+        np.testing.assert_allclose(joined, a[:1], rtol=1e-3, atol=1e-3)
+        assert has_bias
 
     with pytest.raises(vkml.InvalidArgument, match="sequence_inputs names 'nope', which is not an input of the model"):
         vkml.InferenceSession(model, sequence_inputs={"nope": [[1]]})
