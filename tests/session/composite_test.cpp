@@ -339,7 +339,7 @@ TEST_F(CompositeTest, QLinearMatMulAndConv) {
     }
 }
 
-TEST_F(CompositeTest, IntegerOpsRefuseWhatTheyCannotComputeExactly) {
+TEST_F(CompositeTest, MalformedOrInexactNodesAreErrorsNamingThem) {
     auto expect_error = [&](Graph& g, ErrorCode code, const std::string& words) {
         try {
             Session s(dev(), g, {.fp32 = true});
@@ -380,6 +380,30 @@ TEST_F(CompositeTest, IntegerOpsRefuseWhatTheyCannotComputeExactly) {
         const ValueId b = input(g, "b", {1100000, 1}, DType::u8);
         g.outputs().push_back(node(g, "MatMulInteger", {a, b}, "y"));
         expect_error(g, ErrorCode::Unsupported, "exact f32 chunks of 258");
+    }
+    {
+        Graph g = new_graph("mvn_int");
+        const ValueId x = input(g, "x", {1, 2, 3, 3}, DType::i32);
+        g.outputs().push_back(node(g, "MeanVarianceNormalization", {x}, "y"));
+        expect_error(g, ErrorCode::InvalidArgument, "takes a float tensor");
+    }
+    {
+        Graph g = new_graph("convinteger_rank");
+        const ValueId x = input(g, "x", {1, 2, 5, 5}, DType::u8);
+        g.outputs().push_back(node(g, "ConvInteger", {x, g.add_constant("w", random_bytes(DType::u8, {3, 2, 3}, 1))}, "y"));
+        expect_error(g, ErrorCode::InvalidArgument, "W of the same rank");
+    }
+    {
+        Graph g = new_graph("qlinearconv_bias");
+        const ValueId x = input(g, "x", {1, 2, 5, 5}, DType::u8);
+        auto f = [&](const char* name) { return g.add_constant(name, TensorData::scalar(0.5f)); };
+        auto z = [&](const char* name) { return g.add_constant(name, TensorData(DType::u8, {}, {std::byte{3}})); };
+        g.outputs().push_back(node(g, "QLinearConv",
+                                   {x, f("xs"), z("xz"), g.add_constant("w", random_bytes(DType::u8, {3, 2, 3, 3}, 1)),
+                                    f("ws"), z("wz"), f("ys"), z("yz"),
+                                    g.add_constant("b", TensorData::from_int32s({2}, std::vector<int32_t>{1, 2}))},
+                                   "y"));
+        expect_error(g, ErrorCode::InvalidArgument, "bias must be [M]");
     }
     {
         Graph g = new_graph("matmulinteger_float");
