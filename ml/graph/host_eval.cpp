@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <set>
 
@@ -264,7 +265,8 @@ const std::set<std::string, std::less<>> other_ops = {
     "ReduceProd", "ReduceMax", "ReduceMin", "ReduceMean", "Dropout",         "ScatterND",
     // Data-dependent output shapes, or outputs made from attributes and shapes alone: these run
     // on the host only, so their inputs must be constants (EyeLike reads only its input's shape).
-    "NonZero",    "EyeLike",   "HannWindow", "HammingWindow", "BlackmanWindow", "Compress", "Unique"};
+    "NonZero",    "EyeLike",   "HannWindow", "HammingWindow", "BlackmanWindow", "Compress", "Unique",
+    "MelWeightMatrix", "TfIdfVectorizer"};
 
 Array unary(const std::string& op, const Array& x) {
     Array r = x;
@@ -468,6 +470,81 @@ gpu::Shape gpu_shape(const std::vector<int64_t>& dims) {
 }
 std::vector<int64_t> dims_of(const gpu::Shape& s) {
     return {s.dims().begin(), s.dims().end()};
+}
+
+} // namespace
+
+namespace {
+
+// TfIdfVectorizer over int32/int64 X [C] or [N, C]: per row, the n-grams of the pool counted as
+// ONNX's reference counts them (a trie walk from every start, once per skip distance 1 ...
+// max_skip_count + 1, 1-grams only at distance 1), then TF (counts), IDF (weight where the count
+// is non-zero) or TFIDF (count x weight), weights indexed by the output position.
+Array tfidf(const Graph& g, const Node& n, const Array& x) {
+    if (x.floating()) g.fail(n, "takes int32 or int64 X (strings are not supported)", ErrorCode::Unsupported);
+    if (x.dims.size() != 1 && x.dims.size() != 2) g.fail(n, "takes X of rank 1 or 2, not " + dims_text(x.dims));
+    if (n.has("pool_strings")) g.fail(n, "pool_strings: strings are not supported", ErrorCode::Unsupported);
+    const int64_t min_n = n.get_int("min_gram_length", 0), max_n = n.get_int("max_gram_length", 0);
+    const int64_t max_skip = n.get_int("max_skip_count", 0);
+    const std::string mode = n.get_string("mode", "");
+    if (min_n < 1 || max_n < min_n) g.fail(n, "needs 1 <= min_gram_length <= max_gram_length");
+    if (max_skip < 0) g.fail(n, "max_skip_count must not be negative");
+    if (mode != "TF" && mode != "IDF" && mode != "TFIDF") g.fail(n, "mode must be TF, IDF or TFIDF, is '" + mode + "'");
+    const std::vector<int64_t> pool = n.get_ints("pool_int64s"), starts = n.get_ints("ngram_counts"),
+                               out_index = n.get_ints("ngram_indexes");
+    const std::vector<float> weights = n.get_floats("weights");
+    // The pool's n-grams in order (1-grams from starts[0], 2-grams from starts[1], ...).
+    std::map<std::vector<int64_t>, size_t> id; // n-gram -> its ordinal in the pool
+    std::set<std::vector<int64_t>> prefixes;   // every prefix of a pool n-gram (the trie's nodes)
+    for (size_t k = 0; k < starts.size(); ++k) {
+        const int64_t len = static_cast<int64_t>(k) + 1;
+        const int64_t begin = starts[k], end = k + 1 < starts.size() ? starts[k + 1] : static_cast<int64_t>(pool.size());
+        if (begin < 0 || end < begin || end > static_cast<int64_t>(pool.size()) || (end - begin) % len != 0)
+            g.fail(n, "ngram_counts must be non-decreasing starts in pool_int64s of whole " + std::to_string(len) + "-grams");
+        for (int64_t p = begin; p < end; p += len) {
+            std::vector<int64_t> gram(pool.begin() + p, pool.begin() + p + len);
+            for (size_t l = 1; l <= gram.size(); ++l) prefixes.emplace(gram.begin(), gram.begin() + static_cast<std::ptrdiff_t>(l));
+            id.emplace(std::move(gram), id.size());
+        }
+    }
+    if (out_index.size() != id.size())
+        g.fail(n, "ngram_indexes has " + std::to_string(out_index.size()) + " entries for " + std::to_string(id.size()) +
+                      " n-grams in the pool");
+    int64_t width = 0;
+    for (int64_t o : out_index) {
+        if (o < 0) g.fail(n, "ngram_indexes must not be negative");
+        width = std::max(width, checked_add(o, 1));
+    }
+    if (!weights.empty() && static_cast<int64_t>(weights.size()) < width)
+        g.fail(n, "weights has fewer entries than the output has positions");
+    const int64_t rows = x.dims.size() == 2 ? x.dims[0] : 1, cols = x.dims.back();
+    Array r = make(DType::f32, x.dims.size() == 2 ? std::vector<int64_t>{rows, width} : std::vector<int64_t>{width});
+    const int64_t distances = std::min(max_skip, std::max<int64_t>(cols, 1)) + 1; // longer skips reach past the row
+    for (int64_t row = 0; row < rows; ++row) {
+        const int64_t* v = x.i.data() + row * cols;
+        double* out = r.f.data() + row * width;
+        int64_t first = min_n; // the shortest n-gram counted at this distance
+        for (int64_t d = 1; d <= distances && first <= max_n; ++d) {
+            for (int64_t s = 0; s < cols && s + d * (first - 1) < cols; ++s) {
+                std::vector<int64_t> gram;
+                for (int64_t item = s; item < cols && static_cast<int64_t>(gram.size()) < max_n; item += d) {
+                    gram.push_back(v[item]);
+                    if (!prefixes.count(gram)) break;
+                    const auto hit = id.find(gram);
+                    if (static_cast<int64_t>(gram.size()) >= first && hit != id.end()) out[out_index[hit->second]] += 1;
+                }
+            }
+            if (first == 1) ++first; // 1-grams do not depend on the distance: counted once
+        }
+        for (int64_t o = 0; o < width; ++o) {
+            const double w = weights.empty() ? 1.0 : weights[static_cast<size_t>(o)];
+            if (mode == "IDF")
+                out[o] = out[o] > 0 ? w : 0.0;
+            else if (mode == "TFIDF")
+                out[o] *= w;
+        }
+    }
+    return r;
 }
 
 } // namespace
@@ -912,6 +989,64 @@ std::vector<TensorData> host_evaluate(const Graph& g, const Node& n,
                     r.f[static_cast<size_t>(e)] = v;
                 else
                     r.i[static_cast<size_t>(e)] = to_int(v);
+            }
+        } else if (op == "TfIdfVectorizer") {
+            r = tfidf(g, n, input(0));
+        } else if (op == "MelWeightMatrix") {
+            // [dft_length / 2 + 1, num_mel_bins] triangles of peak 1 on the mel scale,
+            // mel(f) = 2595 log10(1 + f / 700): num_mel_bins + 2 points spaced evenly in mel from
+            // lower_edge_hertz (the step is the range over num_mel_bins + 2), each mapped to the
+            // spectrogram bin floor((dft_length + 1) f / sample_rate); mel bin i rises from point i
+            // to point i + 1 and falls to point i + 2.
+            auto one = [&](size_t k, const char* what) {
+                const Array& a = input(k);
+                if (a.size() != 1) g.fail(n, std::string(what) + " must hold one value");
+                return a.get_f(0);
+            };
+            auto one_int = [&](size_t k, const char* what) {
+                const auto v = ints(k);
+                if (v.size() != 1) g.fail(n, std::string(what) + " must hold one value");
+                return v[0];
+            };
+            const int64_t mels = one_int(0, "num_mel_bins"), dft = one_int(1, "dft_length"),
+                          rate = one_int(2, "sample_rate");
+            const double lo = one(3, "lower_edge_hertz"), hi = one(4, "upper_edge_hertz");
+            if (mels < 1 || dft < 1 || rate < 1)
+                g.fail(n, "num_mel_bins, dft_length and sample_rate must be positive");
+            if (!(lo >= 0 && lo <= hi && std::isfinite(hi)))
+                g.fail(n, "needs 0 <= lower_edge_hertz <= upper_edge_hertz");
+            const int64_t bins = dft / 2 + 1;
+            const DType dt = detail::onnx_type(n.get_int("output_datatype", 1), g, n);
+            r = make(dt, {bins, mels});
+            auto mel = [](double f) { return 2595.0 * std::log10(1.0 + f / 700.0); };
+            const double step = (mel(hi) - mel(lo)) / static_cast<double>(mels + 2);
+            std::vector<int64_t> point(static_cast<size_t>(mels + 2));
+            for (size_t k = 0; k < point.size(); ++k) {
+                const double hz = 700.0 * (std::pow(10.0, (static_cast<double>(k) * step + mel(lo)) / 2595.0) - 1.0);
+                point[k] = static_cast<int64_t>(std::floor(static_cast<double>(dft + 1) * hz / static_cast<double>(rate)));
+            }
+            std::vector<double> w(static_cast<size_t>(bins * mels), 0.0);
+            auto set = [&](int64_t bin, int64_t m, double v) {
+                if (bin < 0 || bin >= bins)
+                    g.fail(n, "upper_edge_hertz maps past the last spectrogram bin (dft_length / 2)");
+                w[static_cast<size_t>(bin * mels + m)] = v;
+            };
+            for (int64_t m = 0; m < mels; ++m) {
+                const int64_t left = point[static_cast<size_t>(m)], centre = point[static_cast<size_t>(m + 1)],
+                              right = point[static_cast<size_t>(m + 2)];
+                if (centre == left)
+                    set(centre, m, 1.0);
+                else
+                    for (int64_t j = left; j <= centre; ++j)
+                        set(j, m, static_cast<double>(j - left) / static_cast<double>(centre - left));
+                for (int64_t j = centre; j < right; ++j)
+                    set(j, m, static_cast<double>(right - j) / static_cast<double>(right - centre));
+            }
+            for (size_t k = 0; k < w.size(); ++k) {
+                if (r.floating())
+                    r.f[k] = w[k];
+                else
+                    r.i[k] = to_int(w[k]);
             }
         } else if (op == "ConstantOfShape") {
             const auto dims = ints(0);

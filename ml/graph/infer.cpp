@@ -98,11 +98,11 @@ size_t fold_constants(Graph& g, int64_t max_elements) {
 
 namespace {
 
-// Replaces node i (a sequence, optional or control-flow node) by what it resolves to, keeping
-// `folded` (one flag per node) aligned with the node list.
-void expand_in_place(Graph& g, size_t i, std::vector<char>& folded, ExpandBudget& budget) {
+// Replaces node i (a sequence, optional or control-flow node, or a composite op) by what it
+// resolves to, keeping `folded` (one flag per node) aligned with the node list.
+void expand_in_place(Graph& g, size_t i, std::vector<char>& folded, ExpandBudget& budget, bool composite = false) {
     const Node node = g.nodes()[i];
-    std::vector<Node> with = expand_structural(g, node, budget);
+    std::vector<Node> with = composite ? expand_composite(g, node, budget) : expand_structural(g, node, budget);
     auto& nodes = g.nodes();
     nodes.erase(nodes.begin() + static_cast<std::ptrdiff_t>(i));
     nodes.insert(nodes.begin() + static_cast<std::ptrdiff_t>(i), std::make_move_iterator(with.begin()),
@@ -249,6 +249,11 @@ InferStats infer_and_fold(Graph& g, gpu::Device& device, const FloatPolicy& floa
             // walk then reaches in turn.
             expand_in_place(g, i, folded, budget);
             --i; // wraps at 0; the loop's ++i brings it back to the first replacement
+            continue;
+        }
+        if (composite_op(g, g.nodes()[i])) {
+            expand_in_place(g, i, folded, budget, true);
+            --i;
             continue;
         }
         const Node& n = g.nodes()[i];

@@ -217,6 +217,7 @@ struct Session::Impl {
 };
 
 gpu::DType Session::Impl::float_dtype(const Node& n) const {
+    if (n.get_int("vkml_fp32", 0)) return gpu::DType::f32; // exact integer arithmetic (composite.cpp)
     Precision p = Precision::Auto;
     auto lookup = [&](const std::string& key) {
         if (auto it = options.precision.find(key); it != options.precision.end()) {
@@ -753,7 +754,8 @@ void Session::Impl::build() {
     // Every op, also in subgraphs, is one vkml runs: else one error naming it, before any work.
     std::function<void(const Graph&)> check_ops = [&](const Graph& g) {
         for (const Node& n : g.nodes()) {
-            if (!graph::detail::lowerable(n) && !graph::host_evaluable(n) && !graph::structural_op(n))
+            if (!graph::detail::lowerable(n) && !graph::host_evaluable(n) && !graph::structural_op(n) &&
+                !graph::composite_type(n))
                 graph.fail(n,
                            "operator " + (n.domain.empty() ? std::string() : n.domain + ".") + n.op_type +
                                " is not supported by vkml (`vkml ops` lists the supported operators)",

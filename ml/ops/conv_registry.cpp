@@ -25,6 +25,28 @@ void add_conv_ops(std::vector<OpInfo>& out) {
     out.push_back({"MatMul", family, "f32, f16",
                    "numpy semantics: 1-D operands promoted and the promoted dimension dropped, batch "
                    "dimensions broadcast (output rank up to 6). Tiled GEMM, fp32 accumulation."});
+    const std::string exact =
+        "expanded when the session is built (ml/graph/composite.cpp): the zero points subtracted in f32, the "
+        "reduction split into chunks short enough that every partial sum is an integer below 2^24 (at most "
+        "2^24 / (max|a - a_zero| x max|b - b_zero|) products, from the data where constant, else the types' "
+        "ranges: 258 for uint8 against uint8), each chunk's f32 result cast to int32 and the chunks summed in "
+        "int32 (wrapping): exact, in f16 sessions too";
+    out.push_back({"MatMulInteger", family, "uint8, int8 -> i32",
+                   "a_zero_point scalar or per row of A, b_zero_point scalar or per column of B; MatMul's "
+                   "shapes; " + exact + "."});
+    out.push_back({"ConvInteger", family, "uint8, int8 -> i32",
+                   "Conv's attributes; x_zero_point scalar, w_zero_point scalar or per output channel; " + exact +
+                       " (split over input channels at group 1; at group > 1, or a kernel of more taps than a "
+                       "chunk holds, a longer reduction is an Unsupported error)."});
+    const std::string requant =
+        "; the int32 accumulator then scaled by scale_a x scale_b / y_scale in f32 and quantized by QuantizeLinear "
+        "(round half to even, saturating), expanded when the session is built";
+    out.push_back({"QLinearMatMul", family, "uint8, int8",
+                   "MatMulInteger's exact int32 accumulator (a_scale scalar or per row, b_scale scalar or per column)" +
+                       requant + "."});
+    out.push_back({"QLinearConv", family, "uint8, int8",
+                   "ConvInteger's exact int32 accumulator plus the optional int32 bias B [M] (w_scale scalar or per "
+                   "output channel)" + requant + "."});
 }
 
 } // namespace vkml::ops::detail

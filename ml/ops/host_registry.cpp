@@ -20,6 +20,13 @@ void add_host_ops(std::vector<OpInfo>& out) {
                    "axis, sorted; outputs Y, indices, inverse_indices, counts; data-dependent shapes: host only."});
     for (const char* w : {"HannWindow", "HammingWindow", "BlackmanWindow"})
         out.push_back({w, family, "f32, f16, i32, i64", "periodic, output_datatype; computed in double."});
+    out.push_back({"TfIdfVectorizer", family, "i32, i64 -> f32",
+                   "X [C] or [N, C]; pool_int64s (no strings), ngram_counts, ngram_indexes, min/max_gram_length, "
+                   "max_skip_count, mode TF/IDF/TFIDF, weights (by output position); n-grams counted as ONNX's "
+                   "reference counts them (1-grams once, longer ones per skip distance)."});
+    out.push_back({"MelWeightMatrix", family, "f32, f16, i32, i64",
+                   "output_datatype; [dft_length / 2 + 1, num_mel_bins] triangles on the mel scale, computed in "
+                   "double."});
 
     // Sequences, optionals and control flow: resolved when a session is built (ml/graph/control.cpp,
     // docs/architecture.md); positions, trip counts and conditions must be constants by then.

@@ -13,6 +13,10 @@ void add_math_ops(std::vector<OpInfo>& out) {
     out.push_back({"DFT", family, "f32, f16",
                    "opset 17 (axis attribute; dft_length a constant input); real or complex input, inverse, onesided; "
                    "a direct O(n^2) sum per output in fp32 (simple, not an FFT)"});
+    out.push_back({"STFT", family, "f32, f16",
+                   "onesided; frame_step and frame_length constant inputs, optional window; expanded when the "
+                   "session is built (ml/graph/composite.cpp) into a Gather of the frames by a constant index table, "
+                   "a Mul by the window and DFT over the frame axis"});
 }
 
 } // namespace vkml::ops::detail

@@ -26,6 +26,10 @@ void add_norm_ops(std::vector<OpInfo>& out) {
          std::string("num_groups, epsilon, stash_type 1 only; scale and bias per channel [C] (opset "
                      "21), or per group [num_groups] (opset 18) when num_groups != C; X rank >= 2; ") +
              grouped});
+    out.push_back({"MeanVarianceNormalization", family, "f32, f16",
+                   "axes (default [0, 2, 3]); expanded when the session is built (ml/graph/composite.cpp) into "
+                   "ONNX's function body: D = X - ReduceMean(X), Y = D / (Sqrt(ReduceMean(D * D)) + 1e-9), "
+                   "the variance taken around the mean"});
     out.push_back(
         {"LRN", family, "f32, f16",
          "alpha, beta, bias, size (any size >= 1, window clamped to the channels); across channels, X "

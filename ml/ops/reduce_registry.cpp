@@ -52,8 +52,9 @@ void add_reduce_ops(std::vector<OpInfo>& out) {
         "SAME_UPPER, SAME_LOWER), ceil_mode (windows starting in the end padding are "
         "dropped); pads must be smaller than the dilated window.";
     out.push_back(
-        {"MaxPool", family, floats,
-         window + " Optional Indices output (i64, storage_order 0 and 1; first maximum wins ties)."});
+        {"MaxPool", family, floats + "; uint8, int8 through f32 (exact)",
+         window + " Optional Indices output (i64, storage_order 0 and 1; first maximum wins ties). uint8 "
+                  "and int8 inputs are cast to f32 and back around it when the session is built."});
     out.push_back({"AveragePool", family, floats,
                    window + " count_include_pad 0/1 (taps past the padding from ceil_mode never count)."});
     out.push_back({"LpPool", family, floats, window + " Integer p >= 1; padding contributes 0."});

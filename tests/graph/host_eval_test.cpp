@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "vkml/error.hpp"
@@ -158,6 +159,52 @@ TEST(HostEval, HostOnlyOps) {
                 EXPECT_NEAR(v[e], want, 1e-6) << op << " periodic " << periodic << " element " << e;
             }
         }
+
+    // MelWeightMatrix: 3 mel bins over 0-4000 Hz, dft_length 16 at 8000 Hz. The 5 points evenly
+    // spaced in mel (2146.06 / 5 apart: 0, 324.5, 799.2, 1494, 2510.6 Hz) fall in bins
+    // floor(17 f / 8000) = 0, 0, 1, 3, 5; each mel bin is the triangle over three of them.
+    OneNode mel("MelWeightMatrix", {scalar_int(3), scalar_int(16), scalar_int(8000), TensorData::scalar(0.f),
+                                    TensorData::scalar(4000.f)});
+    EXPECT_EQ(mel.fold_error(), "");
+    EXPECT_EQ(mel.result().dims(), (std::vector<int64_t>{9, 3}));
+    std::vector<float> want(27, 0.f);
+    for (auto [bin, m, v] : std::vector<std::tuple<int, int, float>>{
+             {0, 0, 1.f}, {1, 1, 1.f}, {2, 1, 0.5f}, {2, 2, 0.5f}, {3, 2, 1.f}, {4, 2, 0.5f}})
+        want[static_cast<size_t>(bin * 3 + m)] = v;
+    EXPECT_EQ(mel.result().to_floats(), want);
+    // An upper edge that maps past the last bin (dft_length / 2) is an error, not a write past the end.
+    OneNode past("MelWeightMatrix", {scalar_int(2), scalar_int(4), scalar_int(8000), TensorData::scalar(0.f),
+                                     TensorData::scalar(100000.f)});
+    EXPECT_NE(past.fold_error().find("past the last spectrogram bin"), std::string::npos) << past.fold_error();
+
+    // TfIdfVectorizer, ONNX's example row: pool 1-grams {2, 3, 5, 4}, 2-grams {5 6, 7 8, 6 7}.
+    const std::vector<int64_t> row = {1, 1, 3, 3, 3, 7, 8, 6, 7, 5, 6, 8};
+    auto tfidf = [&](int64_t min_n, int64_t max_n, int64_t skip, const std::string& mode, std::vector<float> weights = {}) {
+        std::vector<std::pair<std::string, graph::Attribute>> a = {
+            {"min_gram_length", min_n}, {"max_gram_length", max_n}, {"max_skip_count", skip}, {"mode", mode},
+            {"pool_int64s", std::vector<int64_t>{2, 3, 5, 4, 5, 6, 7, 8, 6, 7}},
+            {"ngram_counts", std::vector<int64_t>{0, 4}},
+            {"ngram_indexes", std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6}}};
+        if (!weights.empty()) a.emplace_back("weights", weights);
+        OneNode t("TfIdfVectorizer", {TensorData::from_int64s({2, 6}, row)}, a);
+        EXPECT_EQ(t.fold_error(), "");
+        return t.result().to_floats();
+    };
+    // Bigrams, no skip: row 0 (1 1 3 3 3 7) has none of the pool's; row 1 (8 6 7 5 6 8) has 6 7 and 5 6.
+    EXPECT_EQ(tfidf(2, 2, 0, "TF"), (std::vector<float>{0, 0, 0, 0, 0, 0, 0, /**/ 0, 0, 0, 0, 1, 0, 1}));
+    // 1- and 2-grams with skips up to 5: 3 three times; in row 1 the 1-gram 5, 5 6 (adjacent), 6 7
+    // (adjacent) and 7 8 (7 _ _ 8, distance 3); 5 6 once (adjacent; no other 5 before a 6).
+    EXPECT_EQ(tfidf(1, 2, 5, "TF"), (std::vector<float>{0, 3, 0, 0, 0, 0, 0, /**/ 0, 0, 1, 0, 1, 1, 1}));
+    // IDF: the weight where the count is non-zero; TFIDF: count x weight.
+    const std::vector<float> w = {0.5f, 2.f, 3.f, 4.f, 5.f, 6.f, 7.f};
+    EXPECT_EQ(tfidf(1, 2, 5, "IDF", w), (std::vector<float>{0, 2, 0, 0, 0, 0, 0, /**/ 0, 0, 3, 0, 5, 6, 7}));
+    EXPECT_EQ(tfidf(1, 2, 5, "TFIDF", w), (std::vector<float>{0, 6, 0, 0, 0, 0, 0, /**/ 0, 0, 3, 0, 5, 6, 7}));
+    // A pool that is not whole n-grams is an error, not a read past its end.
+    OneNode bad("TfIdfVectorizer", {TensorData::from_int64s({3}, std::vector<int64_t>{1, 2, 3})},
+                {{"min_gram_length", int64_t{1}}, {"max_gram_length", int64_t{2}}, {"mode", "TF"},
+                 {"pool_int64s", std::vector<int64_t>{1, 2, 3, 4}}, {"ngram_counts", std::vector<int64_t>{0, 1}},
+                 {"ngram_indexes", std::vector<int64_t>{0, 1}}});
+    EXPECT_NE(bad.fold_error().find("whole 2-grams"), std::string::npos) << bad.fold_error();
 
     // ScatterND add: the repeated index accumulates both updates.
     OneNode sc("ScatterND",

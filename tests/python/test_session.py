@@ -205,3 +205,40 @@ def test_one_thread_at_a_time(fixtures):
         th.join()
     for r in results:
         np.testing.assert_array_equal(r[0], want[0])
+
+
+def test_sequence_inputs_and_absent_inputs(fixtures):
+    # sequence_optional.onnx: joined = ConcatFromSequence(seq, axis 0), has_bias = OptionalHasElement(bias)
+    model = fixtures / "sequence_optional.onnx"
+    a, b = rand((2, 3), seed=1), rand((4, 3), seed=2)
+    sess = vkml.InferenceSession(model, precision="f32", sequence_inputs={"seq": [[2, 3], [4, 3]]},
+                                 absent_inputs=["bias"])
+    assert [(i.name, i.shape) for i in sess.get_inputs()] == [("seq[0]", [2, 3]), ("seq[1]", [4, 3])]
+    joined, has_bias = sess.run(None, {"seq": [a, b]})
+    np.testing.assert_array_equal(joined, np.concatenate([a, b]))
+    assert has_bias.dtype == np.bool_ and has_bias.shape == () and not has_bias
+    # The sequence's tensors by their own names, as get_inputs() lists them.
+    (again,) = sess.run(["joined"], {"seq[0]": a, "seq[1]": b})
+    np.testing.assert_array_equal(again, joined)
+    with pytest.raises(ValueError, match=r"input 'seq' is a sequence of 2 tensors in this session \(sequence_inputs\); got 3"):
+        sess.run(None, {"seq": [a, b, a]})
+    with pytest.raises(TypeError, match="input 'seq' is a sequence: feed a list of arrays"):
+        sess.run(None, {"seq": a})
+    with pytest.raises(ValueError, match=r"input 'seq\[1\]' has shape \[4, 3\] in this session"):
+        sess.run(None, {"seq": [a, a]})
+
+    # The optional holding its tensor: an ordinary input, whose free dimension B takes each run's
+    # size (a session per size); a sequence of one, fed as a tuple.
+    present = vkml.InferenceSession(model, precision="f16", sequence_inputs={"seq": [[1, 3]]})
+    assert [(i.name, i.shape) for i in present.get_inputs()] == [("seq[0]", [1, 3]), ("bias", ["B"])]
+    for size in (3, 5):
+        joined, has_bias = present.run(None, {"seq": (a[:1],), "bias": np.ones(size, np.float32)})
+        np.testing.assert_allclose(joined, a[:1], rtol=1e-3, atol=1e-3)
+        assert has_bias
+
+    with pytest.raises(vkml.InvalidArgument, match="sequence_inputs names 'nope', which is not an input of the model"):
+        vkml.InferenceSession(model, sequence_inputs={"nope": [[1]]})
+    with pytest.raises(vkml.InvalidArgument, match="absent_inputs names 'nope'"):
+        vkml.InferenceSession(model, sequence_inputs={"seq": [[1, 3]]}, absent_inputs=["nope"])
+    with pytest.raises(ValueError, match="both in sequence_inputs and in absent_inputs"):
+        vkml.InferenceSession(model, sequence_inputs={"seq": [[1, 3]]}, absent_inputs=["seq"])

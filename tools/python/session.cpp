@@ -1,7 +1,9 @@
 // vkml.InferenceSession: ONNX Runtime's shape over vkml::Session. A model whose input shapes are
 // static once `free_dims` are applied gets its Session at construction; one with free dimensions
 // left gets a Session per distinct set of input shapes at run() (the last few kept), as ONNX
-// Runtime accepts any shape its dimensions allow.
+// Runtime accepts any shape its dimensions allow. A sequence input (sequence_inputs: the shapes of
+// its tensors) is fed as a list of arrays, or its tensors one by one as "<name>[<i>]"; an optional
+// input named in absent_inputs holds nothing and is not fed.
 
 #include <chrono>
 #include <ctime>
@@ -9,6 +11,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 
 #include "common.hpp"
 #include "vkml/error.hpp"
@@ -72,13 +75,27 @@ struct Profile {
 class InferenceSession {
 public:
     InferenceSession(const py::object& path, const py::object& device, const std::string& precision,
-                     const std::map<std::string, int64_t>& free_dims, bool profile,
+                     const std::map<std::string, int64_t>& free_dims,
+                     const std::map<std::string, std::vector<std::vector<int64_t>>>& sequence_inputs,
+                     const std::vector<std::string>& absent_inputs, bool profile,
                      const std::optional<std::string>& profile_file)
         : path_(path_text(path)), profile_(profile), profile_file_(profile_file.value_or("")) {
         if (precision != "f16" && precision != "f32")
             throw py::value_error("precision must be \"f16\" (f16 storage where the device has it) or \"f32\", not \"" +
                                   precision + "\"");
         options_.fp32 = precision == "f32";
+        for (const auto& [name, shapes] : sequence_inputs) {
+            for (const auto& dims : shapes)
+                for (int64_t d : dims)
+                    if (d < 0)
+                        throw py::value_error("sequence_inputs['" + name + "']: a shape " + shape_text(dims) +
+                                              " with a negative size");
+            options_.sequence_inputs[name] = shapes;
+        }
+        options_.absent_inputs.insert(absent_inputs.begin(), absent_inputs.end());
+        for (const std::string& name : absent_inputs)
+            if (sequence_inputs.count(name))
+                throw py::value_error("input '" + name + "' is both in sequence_inputs and in absent_inputs");
         precision_ = precision;
         device_ = device_for(device);
         {
@@ -87,10 +104,24 @@ public:
             std::map<std::string, int64_t, std::less<>> overrides(free_dims.begin(), free_dims.end());
             graph::apply_free_dimension_overrides(graph_, overrides);
             bool fixed = true;
+            std::set<std::string, std::less<>> names;
             for (graph::ValueId id : graph_.inputs()) {
                 const graph::Value& v = graph_.value(id);
+                names.insert(v.name);
+                if (given_elsewhere(v.name)) continue;
                 if (!v.shape || !v.shape->is_static()) fixed = false;
             }
+            auto check_named = [&](const std::string& name, const char* option) {
+                if (!names.count(name)) {
+                    std::string all;
+                    for (const std::string& n : names) all += (all.empty() ? "'" : ", '") + n + "'";
+                    throw Error(ErrorCode::InvalidArgument, std::string(option) + " names '" + name +
+                                                                "', which is not an input of the model (its inputs are " +
+                                                                (all.empty() ? "none" : all) + ")");
+                }
+            };
+            for (const auto& [name, shapes] : options_.sequence_inputs) check_named(name, "sequence_inputs");
+            for (const std::string& name : options_.absent_inputs) check_named(name, "absent_inputs");
             if (fixed) sessions_.emplace_back(Shapes{}, std::make_unique<Session>(*device_, graph_, options_));
         }
         fixed_ = !sessions_.empty();
@@ -102,7 +133,21 @@ public:
         if (fixed_)
             for (const TensorInfo& t : sessions_.front().second->inputs()) v.push_back(from_info(t));
         else
-            for (graph::ValueId id : graph_.inputs()) v.push_back(from_value(graph_.value(id)));
+            for (graph::ValueId id : graph_.inputs()) {
+                const graph::Value& value = graph_.value(id);
+                if (options_.absent_inputs.count(value.name)) continue;
+                const auto seq = options_.sequence_inputs.find(value.name);
+                if (seq == options_.sequence_inputs.end()) {
+                    v.push_back(from_value(value));
+                    continue;
+                }
+                // As the Session names them: one input per tensor of the sequence.
+                for (size_t i = 0; i < seq->second.size(); ++i) {
+                    NodeArg a{element_name(value.name, i), value.dtype, std::vector<graph::Dim>{}};
+                    for (int64_t d : seq->second[i]) a.dims->push_back(graph::Dim::known(d));
+                    v.push_back(std::move(a));
+                }
+            }
         return v;
     }
 
@@ -129,12 +174,30 @@ public:
             for (const NodeArg& a : v) s += (s.empty() ? "'" : ", '") + a.name + "'";
             return s.empty() ? std::string("none") : s;
         };
-        const py::dict feeds = feed.cast<py::dict>();
-        for (auto [key, value] : feeds) {
-            (void)value;
+        // A sequence input's list of arrays becomes its tensors' inputs "<name>[<i>]".
+        py::dict feeds;
+        for (auto [key, value] : feed.cast<py::dict>()) {
             if (!py::isinstance<py::str>(key))
                 throw py::type_error("input names are str, not " +
                                      type_name(key));
+            const std::string name = key.cast<std::string>();
+            const auto seq = options_.sequence_inputs.find(name);
+            if (seq == options_.sequence_inputs.end()) {
+                feeds[key] = value;
+                continue;
+            }
+            if (!py::isinstance<py::list>(value) && !py::isinstance<py::tuple>(value))
+                throw py::type_error("input '" + name + "' is a sequence: feed a list of arrays, not " +
+                                     type_name(value));
+            const py::sequence items = value.cast<py::sequence>();
+            if (items.size() != seq->second.size())
+                throw py::value_error("input '" + name + "' is a sequence of " + std::to_string(seq->second.size()) +
+                                      " tensors in this session (sequence_inputs); got " +
+                                      std::to_string(items.size()));
+            for (size_t i = 0; i < items.size(); ++i) feeds[py::str(element_name(name, i))] = items[i];
+        }
+        for (auto [key, value] : feeds) {
+            (void)value;
             const std::string name = key.cast<std::string>();
             bool known = false;
             for (const NodeArg& a : declared) known = known || a.name == name;
@@ -188,7 +251,7 @@ public:
         std::vector<std::string> result_names;
         {
             py::gil_scoped_release nogil;
-            Session& s = session_for(shapes);
+            Session& s = session_for(declared, shapes);
             std::vector<graph::TensorData> ins;
             for (const TensorInfo& t : s.inputs()) ins.push_back(std::move(data.at(t.name)));
             results = s.run(ins);
@@ -255,18 +318,27 @@ public:
 private:
     using Shapes = std::vector<std::vector<int64_t>>;
 
+    static std::string element_name(const std::string& name, size_t i) {
+        return name + "[" + std::to_string(i) + "]";
+    }
+    // Whether the input's shapes come from sequence_inputs, or it is absent.
+    bool given_elsewhere(const std::string& name) const {
+        return options_.sequence_inputs.count(name) > 0 || options_.absent_inputs.count(name) > 0;
+    }
+
     void check_open() const {
         if (closed_) throw py::value_error("this vkml.InferenceSession is closed ('" + path_ + "')");
     }
 
     // The session for these input shapes: the one built at construction, or one built for them.
-    Session& session_for(const Shapes& shapes) {
+    Session& session_for(const std::vector<NodeArg>& declared, const Shapes& shapes) {
         if (fixed_) return *sessions_.front().second;
         for (auto& [s, session] : sessions_)
             if (s == shapes) return *session;
         SessionOptions o = options_;
-        const auto& ins = graph_.inputs();
-        for (size_t i = 0; i < ins.size(); ++i) o.input_shapes[graph_.value(ins[i]).name] = shapes[i];
+        // The tensor inputs' shapes; a sequence's tensors have theirs in sequence_inputs.
+        for (size_t i = 0; i < declared.size(); ++i)
+            if (graph_.find(declared[i].name) != graph::no_value) o.input_shapes[declared[i].name] = shapes[i];
         auto session = std::make_unique<Session>(*device_, graph_, o);
         if (sessions_.size() >= max_sessions) sessions_.erase(sessions_.begin());
         sessions_.emplace_back(shapes, std::move(session));
@@ -346,15 +418,22 @@ device: None (VKML_DEVICE, else the best device), an index into vkml.devices(), 
 precision: "f16" (f16 storage where the device has it, f32 arithmetic) or "f32".
 free_dims: sizes for the model's free dimensions; dimensions left free take the inputs' sizes at
     run() (a session is built per distinct set of input shapes, the last 4 kept).
+sequence_inputs: {name: [shape, ...]} for inputs that are sequences (or optionals holding one):
+    the shapes of its tensors, whose count is its length. run() takes a list of arrays for it (or
+    each tensor as "name[i]", as get_inputs() lists them).
+absent_inputs: names of optional inputs that hold nothing; run() is not given them.
 profile: time every step of each run on the GPU (the run is repeated with timestamps);
     last_profile holds the times, end_profiling() writes the Chrome trace to profile_file
     (default vkml_profile_<date>_<time>.json in the current directory).
 A session serves one thread at a time: a second thread calling run() meanwhile gets a
 RuntimeError. The GIL is released while the GPU works.)")
         .def(py::init<const py::object&, const py::object&, const std::string&, const std::map<std::string, int64_t>&,
+                      const std::map<std::string, std::vector<std::vector<int64_t>>>&, const std::vector<std::string>&,
                       bool, const std::optional<std::string>&>(),
              py::arg("path"), py::kw_only(), py::arg("device") = py::none(), py::arg("precision") = "f16",
-             py::arg("free_dims") = std::map<std::string, int64_t>{}, py::arg("profile") = false,
+             py::arg("free_dims") = std::map<std::string, int64_t>{},
+             py::arg("sequence_inputs") = std::map<std::string, std::vector<std::vector<int64_t>>>{},
+             py::arg("absent_inputs") = std::vector<std::string>{}, py::arg("profile") = false,
              py::arg("profile_file") = py::none())
         .def("get_inputs", &InferenceSession::inputs)
         .def("get_outputs", &InferenceSession::outputs)

@@ -91,6 +91,13 @@ struct ExpandBudget {
 // are resolved sequences, optionals or constants directly. Throws naming the node.
 std::vector<Node> expand_structural(Graph& graph, const Node& node, ExpandBudget& budget);
 
+// Ops vkml runs as a few of its other ops, expanded when infer_and_fold reaches them (ml/graph/
+// composite.cpp): MeanVarianceNormalization, MatMulInteger and ConvInteger (composite_type), and
+// MaxPool of uint8 or int8 (composite_op, which reads the input's dtype).
+bool composite_type(const Node& node);
+bool composite_op(const Graph& graph, const Node& node);
+std::vector<Node> expand_composite(Graph& graph, const Node& node, ExpandBudget& budget);
+
 // fold_constants plus that resolution, without a device: shapes come only from constants and
 // declarations, so a structural node that needs the shape of a computed value (or a decision
 // input that is not a constant) is an error. For tests and the fuzzers (tests/fuzz), which stop
