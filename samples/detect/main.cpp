@@ -6,7 +6,7 @@
 // a GPU buffer of the same frame graph; a raster pass draws the box outlines from that buffer
 // (shaders/detect/boxes.vert), so frame N shows the boxes its own detector run found, with no CPU
 // round trip. With --async-compute the detector runs one frame behind the render
-// (samples/common/history.hpp): frame N's detector reads frame N-1's render from a history image
+// (fg::History): frame N's detector reads frame N-1's render from a history image
 // while frame N renders beside it on the graphics queue, and frame N draws render N-1's boxes.
 // Without it, frame N draws render N's boxes. The labels (class and score text, GPU overlay) come
 // from the CPU readback and lag: they are the detections of frame N - frames_in_flight. Headless
@@ -82,7 +82,7 @@ class SceneDetect final : public samples::Sample {
 public:
     SceneDetect(samples::App& app, const passes::DetectorDesc& desc, bool labels)
         : labels_on_(labels), app_(app), scene_(app.device()), detector_(app.device(), desc),
-          overlay_(app.device()), history_(app.device(), "render history"),
+          overlay_(app.device()), history_(app.device(), {.name = "render history"}),
           boxes_(app.device(), samples::Scene::color_format) {
         slot_frame_.assign(app.executor().frames_in_flight(), -1);
         app.status(detector_.describe());
@@ -125,7 +125,7 @@ public:
         // The render this frame's detection analyses (and whose boxes this frame draws).
         source_ =
             schedule_ == samples::MlSchedule::OneFrameBehind && !history_.priming() ? frame_ - 1 : frame_;
-        history_.update(app_);
+        if (history_.take_rebuild()) app_.rebuild(); // the steady graph after the priming one
         if (state.index % 30 == 0 && state.index) {
             char line[160];
             std::snprintf(line, sizeof line, "frame %llu: %zu boxes, gpu %.2f ms, detect %.2f ms (%s, %s)",
@@ -218,7 +218,7 @@ private:
     samples::Scene scene_;
     passes::Detector detector_;
     passes::Overlay overlay_;
-    samples::HistoryImage history_;
+    fg::History history_;
     BoxPipeline boxes_;
     samples::MlSchedule schedule_ = samples::MlSchedule::SameFrame;
     std::vector<int64_t> slot_frame_;         // the frame whose detections each slot's readback holds
