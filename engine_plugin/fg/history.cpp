@@ -34,7 +34,8 @@ ImageHandle History::begin(FrameGraph& graph, ImageHandle current, uint32_t widt
         }
     } else if (!storage_.image) {
         throw Error(ErrorCode::InvalidArgument,
-                    "history '" + desc_.name + "': no image (History::set_storage, or a History of a device)");
+                    "history '" + desc_.name +
+                        "': no image (History::set_storage, or a History of a device)");
     } else if (storage_.width != width || storage_.height != height || storage_.format != format) {
         throw Error(ErrorCode::InvalidArgument,
                     "history '" + desc_.name + "': its image is " + std::to_string(storage_.width) + "x" +
@@ -54,8 +55,9 @@ ImageHandle History::begin(FrameGraph& graph, ImageHandle current, uint32_t widt
     // Steady: it arrives on the readers' queue, where it is read first, so the executor's
     // cross-frame wait (on the previous frame's store) lands on that queue's submission and the
     // graphics queue's render does not wait for anything. Priming: no contents yet.
-    const ResourceState arrive = priming_ ? ResourceState{.layout = VK_IMAGE_LAYOUT_UNDEFINED, .queue = Queue::Graphics}
-                                          : ResourceState{.layout = desc_.reader_layout, .queue = desc_.reader_queue};
+    const ResourceState arrive =
+        priming_ ? ResourceState{.layout = VK_IMAGE_LAYOUT_UNDEFINED, .queue = Queue::Graphics}
+                 : ResourceState{.layout = desc_.reader_layout, .queue = desc_.reader_queue};
     handle_ = graph.import_image(desc_.name, {.image = storage_.image,
                                               .view = storage_.view,
                                               .format = format,
@@ -93,7 +95,8 @@ ImageHandle History::add_store(FrameGraph& graph) {
         VkImageCopy region{};
         region.srcSubresource = region.dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
         region.extent = {e.width, e.height, 1};
-        vkCmdCopyImage(ctx.vk(), ctx.image(src), ctx.layout(src), ctx.image(dst), ctx.layout(dst), 1, &region);
+        vkCmdCopyImage(ctx.vk(), ctx.image(src), ctx.layout(src), ctx.image(dst), ctx.layout(dst), 1,
+                       &region);
     });
     return dst;
 }

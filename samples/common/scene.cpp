@@ -300,7 +300,7 @@ struct Scene::Impl {
     gpu::Device& device;
     VkSampleCountFlagBits samples = VK_SAMPLE_COUNT_1_BIT;
     std::vector<std::unique_ptr<Targets>> targets; // by size
-    const gpu::Pipeline* pipeline = nullptr; // the device's pipeline cache owns it
+    const gpu::Pipeline* pipeline = nullptr;       // the device's pipeline cache owns it
     gpu::Buffer vertices;
     uint32_t cube_first = 0, quad_first = 0;
 

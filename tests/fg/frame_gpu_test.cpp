@@ -251,7 +251,8 @@ struct TensorFrame {
 };
 TensorFrame tensor_frame(const Pipelines& pipelines, History* history, const gpu::Buffer& readback,
                          const FrameOptions& o) {
-    TensorFrame f{FrameGraph({.name = "history frame", .output_width = o.width, .output_height = o.height}), {}};
+    TensorFrame f{FrameGraph({.name = "history frame", .output_width = o.width, .output_height = o.height}),
+                  {}};
     FrameGraph& g = f.graph;
     const ImageHandle scene = add_scene_pass(g, pipelines, o.shift);
     BufferHandle x = g.create_buffer("x", {.bytes_per_pixel = 3 * sizeof(float)});

@@ -306,11 +306,11 @@ Pipelines::Pipelines(gpu::Device& device) : device_(device) {
                                                            .binding_types = image_and_buffer,
                                                            .workgroup = {8, 8, 1},
                                                            .name = "host to tensor"});
-    post_ = &device.pipeline(gpu::ComputePipelineDesc{
-        .shader = ShaderId::fg_post_f32,
-        .binding_types = {BindingType::StorageImage, BindingType::StorageImage},
-        .workgroup = {8, 8, 1},
-        .name = "host post"});
+    post_ = &device.pipeline(
+        gpu::ComputePipelineDesc{.shader = ShaderId::fg_post_f32,
+                                 .binding_types = {BindingType::StorageImage, BindingType::StorageImage},
+                                 .workgroup = {8, 8, 1},
+                                 .name = "host post"});
 }
 
 Pipelines::~Pipelines() {
@@ -542,8 +542,7 @@ std::vector<uint8_t> reference_frame(gpu::Device& device, const Pipelines& pipel
     device.run_now(graphics, [&](gpu::CommandBuffer& cmd) { // to tensor
         full(cmd, scene.image, color, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
              VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
-        pipelines.to_tensor(cmd, scene.view, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, x.range(),
-                            extent);
+        pipelines.to_tensor(cmd, scene.view, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, x.range(), extent);
     });
     device.run_now(graphics, [&](gpu::CommandBuffer& cmd) { // the ML operator
         const gpu::Tensor in[] = {x}, out[] = {y};
@@ -560,8 +559,7 @@ std::vector<uint8_t> reference_frame(gpu::Device& device, const Pipelines& pipel
         ri.colorAttachmentCount = 1;
         ri.pColorAttachments = &c;
         vkCmdBeginRendering(cmd.vk(), &ri);
-        pipelines.composite(cmd, scene.view, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, y.range(),
-                            extent);
+        pipelines.composite(cmd, scene.view, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, y.range(), extent);
         vkCmdEndRendering(cmd.vk());
     });
     device.run_now(graphics, [&](gpu::CommandBuffer& cmd) { // post, then the copy out

@@ -725,10 +725,10 @@ TEST(FgPlan, LeavingForPresentationAfterAsyncComputeWaitsOnTheGraphicsQueue) {
 // --- history (an image carried from one frame to the next) ------------------------------------
 
 const HistoryStorage history_image{.image = fake<VkImage>(0x500),
-                                       .view = fake<VkImageView>(0x501),
-                                       .format = VK_FORMAT_R8G8B8A8_UNORM,
-                                       .width = 16,
-                                       .height = 8};
+                                   .view = fake<VkImageView>(0x501),
+                                   .format = VK_FORMAT_R8G8B8A8_UNORM,
+                                   .width = 16,
+                                   .height = 8};
 
 // render -> (history) -> ML on the async queue -> composite, as a sample declares it.
 FrameGraph history_frame(History& history) {
@@ -762,10 +762,11 @@ TEST(FgHistory, FirstFramePrimesSameFrameThenAsksForTheSteadyGraph) {
     // Nothing to read yet: the store comes first (this frame's render), the ML pass reads it.
     EXPECT_EQ(names(plan), (Strings{"render", "history store", "ml", "composite", "(departure on graphics)"}))
         << plan.summary();
-    EXPECT_EQ(before(plan, "history store"),
-              (Strings{"color: COLOR_ATTACHMENT_OUTPUT/COLOR_ATTACHMENT_WRITE -> TRANSFER/TRANSFER_READ, "
-                       "COLOR_ATTACHMENT_OPTIMAL -> TRANSFER_SRC_OPTIMAL",
-                       "history: TOP_OF_PIPE/NONE -> TRANSFER/TRANSFER_WRITE, UNDEFINED -> TRANSFER_DST_OPTIMAL"}));
+    EXPECT_EQ(
+        before(plan, "history store"),
+        (Strings{"color: COLOR_ATTACHMENT_OUTPUT/COLOR_ATTACHMENT_WRITE -> TRANSFER/TRANSFER_READ, "
+                 "COLOR_ATTACHMENT_OPTIMAL -> TRANSFER_SRC_OPTIMAL",
+                 "history: TOP_OF_PIPE/NONE -> TRANSFER/TRANSFER_WRITE, UNDEFINED -> TRANSFER_DST_OPTIMAL"}));
     EXPECT_TRUE(history.take_rebuild());
     EXPECT_FALSE(history.take_rebuild()) << "once";
 }
@@ -781,8 +782,7 @@ TEST(FgHistory, SteadyFrameReadsThePreviousFrameBesideTheRender) {
     const Plan& plan = g.compile(two_queues);
     // The ML pass reads last frame's image on the async queue, waiting for nothing of this frame;
     // the store replaces it after that read, then the composite.
-    EXPECT_EQ(names(plan),
-              (Strings{"ml", "render", "history store", "composite", "(departure on graphics)"}))
+    EXPECT_EQ(names(plan), (Strings{"ml", "render", "history store", "composite", "(departure on graphics)"}))
         << plan.summary();
     ASSERT_EQ(plan.batches.size(), 3u) << plan.summary();
     EXPECT_EQ(plan.batches[0].queue, Queue::AsyncCompute);
@@ -793,18 +793,18 @@ TEST(FgHistory, SteadyFrameReadsThePreviousFrameBesideTheRender) {
     // Write after read across queues: the store waits for the ML pass (semaphore), then replaces
     // the image; the composite follows.
     EXPECT_EQ(plan.batches[2].passes.front(), plan.position("history store"));
-    EXPECT_EQ(plan.batches[2].waits,
-              (std::vector<BatchWait>{
-                  {0, VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT | VK_PIPELINE_STAGE_2_TRANSFER_BIT}}));
+    EXPECT_EQ(plan.batches[2].waits, (std::vector<BatchWait>{{0, VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT |
+                                                                     VK_PIPELINE_STAGE_2_TRANSFER_BIT}}));
     EXPECT_EQ(before(plan, "history store"),
               (Strings{"color: COLOR_ATTACHMENT_OUTPUT/COLOR_ATTACHMENT_WRITE -> TRANSFER/TRANSFER_READ, "
                        "COLOR_ATTACHMENT_OPTIMAL -> TRANSFER_SRC_OPTIMAL",
                        "history: TRANSFER/NONE -> TRANSFER/TRANSFER_WRITE, "
                        "SHADER_READ_ONLY_OPTIMAL -> TRANSFER_DST_OPTIMAL"}));
     // It rests for the next frame in the readers' state.
-    EXPECT_EQ(before(plan, "(departure on graphics)"),
-              Strings{"history: TRANSFER/TRANSFER_WRITE -> COMPUTE_SHADER/SHADER_SAMPLED_READ|SHADER_STORAGE_READ, "
-                      "TRANSFER_DST_OPTIMAL -> SHADER_READ_ONLY_OPTIMAL"});
+    EXPECT_EQ(
+        before(plan, "(departure on graphics)"),
+        Strings{"history: TRANSFER/TRANSFER_WRITE -> COMPUTE_SHADER/SHADER_SAMPLED_READ|SHADER_STORAGE_READ, "
+                "TRANSFER_DST_OPTIMAL -> SHADER_READ_ONLY_OPTIMAL"});
 }
 
 TEST(FgHistory, OnOneQueueTheStoreWaitsForTheRead) {
@@ -814,8 +814,7 @@ TEST(FgHistory, OnOneQueueTheStoreWaitsForTheRead) {
     history.take_rebuild();
     FrameGraph g = history_frame(history);
     const Plan& plan = g.compile(one_queue);
-    EXPECT_EQ(names(plan),
-              (Strings{"render", "ml", "history store", "composite", "(departure on graphics)"}))
+    EXPECT_EQ(names(plan), (Strings{"render", "ml", "history store", "composite", "(departure on graphics)"}))
         << plan.summary();
     ASSERT_EQ(plan.batches.size(), 1u);
     EXPECT_TRUE(before(plan, "ml").empty());

@@ -85,7 +85,8 @@ public:
     // Declares the history in `graph`; `current` is this frame's image (width x height, `format`),
     // written by an earlier pass and readable as a transfer source. Returns what the readers read:
     // the previous frame's image, or, while priming, this frame's (stored first).
-    ImageHandle begin(FrameGraph& graph, ImageHandle current, uint32_t width, uint32_t height, VkFormat format);
+    ImageHandle begin(FrameGraph& graph, ImageHandle current, uint32_t width, uint32_t height,
+                      VkFormat format);
     // After every pass that reads begin()'s image: stores this frame's image for the next frame
     // (nothing to do while priming: begin() stored it already). Returns the stored version.
     ImageHandle end(FrameGraph& graph);
