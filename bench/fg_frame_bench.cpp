@@ -123,13 +123,13 @@ Result run(Host& host, const Pipelines& pipelines, bool async, const Options& o)
     PassBuilder draw = g.add_raster_pass("scene");
     scene = draw.color(scene, {.clear = {{0.1f, 0.1f, 0.15f, 1.f}}});
     depth = draw.depth(depth, {.store = false});
-    draw.record([&](PassContext& ctx) { pipelines.scene(ctx.vk(), ctx.render_area().extent, 0.f); });
+    draw.record([&](PassContext& ctx) { pipelines.scene(ctx.cmd(), ctx.render_area().extent, 0.f); });
 
     PassBuilder tensor = g.add_compute_pass("to tensor");
     tensor.read(scene);
     x = tensor.write(x);
     tensor.queue(ml_queue).record([&, scene, x](PassContext& ctx) {
-        pipelines.to_tensor(ctx.vk(), ctx.view(scene), ctx.layout(scene), ctx.buffer(x), ctx.extent(scene));
+        pipelines.to_tensor(ctx.cmd(), ctx.view(scene), ctx.layout(scene), ctx.buffer(x), ctx.extent(scene));
     });
     if (model) {
         // The whole model as one ML pass. Its arena (intermediate tensors) is imported and
@@ -160,7 +160,7 @@ Result run(Host& host, const Pipelines& pipelines, bool async, const Options& o)
     comp.read(prev, BufferRead::Storage);
     out = comp.color(out, {.load = LoadOp::DontCare});
     comp.record([&, scene, prev, taps = o.taps](PassContext& ctx) {
-        pipelines.upscale_composite(ctx.vk(), ctx.view(scene), ctx.layout(scene), ctx.buffer(prev),
+        pipelines.upscale_composite(ctx.cmd(), ctx.view(scene), ctx.layout(scene), ctx.buffer(prev),
                                     ctx.render_area().extent, taps);
     });
 

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "common/raster.hpp"
 #include "vkml/error.hpp"
 #include "vkml/gpu/buffer.hpp"
 #include "vkml/gpu/device.hpp"
+#include "vkml/gpu/pipeline.hpp"
 #include "vkml/gpu/transfer.hpp"
 #include "vkml/shader_ids.hpp"
 
@@ -300,9 +300,7 @@ struct Scene::Impl {
     gpu::Device& device;
     VkSampleCountFlagBits samples = VK_SAMPLE_COUNT_1_BIT;
     std::vector<std::unique_ptr<Targets>> targets; // by size
-    VkShaderModule vs = VK_NULL_HANDLE, fs = VK_NULL_HANDLE;
-    VkPipelineLayout layout = VK_NULL_HANDLE;
-    VkPipeline pipeline = VK_NULL_HANDLE;
+    const gpu::Pipeline* pipeline = nullptr;       // the device's pipeline cache owns it
     gpu::Buffer vertices;
     uint32_t cube_first = 0, quad_first = 0;
 
@@ -321,42 +319,19 @@ struct Scene::Impl {
                             .name = "scene vertices"});
         gpu::upload(d, vertices.range(), std::as_bytes(std::span(v)));
 
-        const VkDevice vk = d.vk();
-        vs = make_shader_module(vk, gpu::ShaderId::samples_scene_vs_f32, "scene");
-        fs = make_shader_module(vk, gpu::ShaderId::samples_scene_fs_f32, "scene");
-        const VkPushConstantRange range{VK_SHADER_STAGE_VERTEX_BIT, 0, sizeof(Push)};
-        VkPipelineLayoutCreateInfo li{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-        li.pushConstantRangeCount = 1;
-        li.pPushConstantRanges = &range;
-        check(vkCreatePipelineLayout(vk, &li, nullptr, &layout), "vkCreatePipelineLayout");
-
-        const VkVertexInputBindingDescription binding{0, sizeof(Vertex), VK_VERTEX_INPUT_RATE_VERTEX};
-        const VkVertexInputAttributeDescription attrs[] = {
-            {0, 0, VK_FORMAT_R32G32B32_SFLOAT, offsetof(Vertex, pos)},
-            {1, 0, VK_FORMAT_R32G32B32_SFLOAT, offsetof(Vertex, normal)},
-            {2, 0, VK_FORMAT_R32G32_SFLOAT, offsetof(Vertex, uv)}};
-        pipeline = make_raster_pipeline(vk, {.vs = vs,
-                                             .fs = fs,
-                                             .layout = layout,
-                                             .bindings = {&binding, 1},
-                                             .attributes = attrs,
-                                             .color_format = color_format,
-                                             .depth_format = depth_format,
-                                             .samples = samples,
-                                             // foliage edges from its alpha (1 elsewhere)
-                                             .alpha_to_coverage = samples > 1,
-                                             .owner = "scene"});
-        d.set_debug_name(VK_OBJECT_TYPE_PIPELINE, pipeline, "sample scene");
-    }
-
-    ~Impl() {
-        // Frames drawn with the pipeline may still run (gpu::Device::retire).
-        device.retire([vk = device.vk(), pipeline = pipeline, layout = layout, vs = vs, fs = fs] {
-            vkDestroyPipeline(vk, pipeline, nullptr);
-            vkDestroyPipelineLayout(vk, layout, nullptr);
-            vkDestroyShaderModule(vk, vs, nullptr);
-            vkDestroyShaderModule(vk, fs, nullptr);
-        });
+        pipeline = &d.pipeline(gpu::GraphicsPipelineDesc{
+            .vertex = gpu::ShaderId::samples_scene_vs_f32,
+            .fragment = gpu::ShaderId::samples_scene_fs_f32,
+            .push_constant_bytes = sizeof(Push),
+            .color_formats = {color_format},
+            .depth_format = depth_format,
+            .samples = samples,
+            .alpha_to_coverage = samples > 1, // foliage edges from its alpha (1 elsewhere)
+            .vertex_bindings = {{0, sizeof(Vertex), VK_VERTEX_INPUT_RATE_VERTEX}},
+            .vertex_attributes = {{0, 0, VK_FORMAT_R32G32B32_SFLOAT, offsetof(Vertex, pos)},
+                                  {1, 0, VK_FORMAT_R32G32B32_SFLOAT, offsetof(Vertex, normal)},
+                                  {2, 0, VK_FORMAT_R32G32_SFLOAT, offsetof(Vertex, uv)}},
+            .name = "sample scene"});
     }
 
     Targets& targets_for(VkExtent2D e) {
@@ -427,7 +402,7 @@ struct Scene::Impl {
         const float fov = 2.f * std::atan(std::tan(0.45f) / zoom);
         const Mat4 proj = perspective(fov, float(extent.width) / float(extent.height), 0.1f, 100.f);
         const Mat4 view_proj = proj * view;
-        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline);
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline->vk());
         const VkBuffer vb = vertices.vk();
         const VkDeviceSize offset = 0;
         vkCmdBindVertexBuffers(cmd, 0, 1, &vb, &offset);
@@ -441,7 +416,7 @@ struct Scene::Impl {
             p.params[1] = float(samples); // the fragment shader alpha-tests only without MSAA
             p.params[2] = d.uv_scale;
             p.params[3] = float(d.seed);
-            vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_VERTEX_BIT, 0, sizeof p, &p);
+            vkCmdPushConstants(cmd, pipeline->layout(), pipeline->stages(), 0, sizeof p, &p);
             vkCmdDraw(cmd, d.cube ? 36 : 6, 1, d.cube ? cube_first : quad_first, 0);
         }
     }

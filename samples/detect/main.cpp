@@ -6,7 +6,7 @@
 // a GPU buffer of the same frame graph; a raster pass draws the box outlines from that buffer
 // (shaders/detect/boxes.vert), so frame N shows the boxes its own detector run found, with no CPU
 // round trip. With --async-compute the detector runs one frame behind the render
-// (samples/common/history.hpp): frame N's detector reads frame N-1's render from a history image
+// (fg::History): frame N's detector reads frame N-1's render from a history image
 // while frame N renders beside it on the graphics queue, and frame N draws render N-1's boxes.
 // Without it, frame N draws render N's boxes. The labels (class and score text, GPU overlay) come
 // from the CPU readback and lag: they are the detections of frame N - frames_in_flight. Headless
@@ -27,11 +27,11 @@
 
 #include "common/app.hpp"
 #include "common/history.hpp"
-#include "common/raster.hpp"
 #include "common/scene.hpp"
 #include "detect_app.hpp"
 #include "vkml/error.hpp"
 #include "vkml/gpu/device.hpp"
+#include "vkml/gpu/pipeline.hpp"
 #include "vkml/passes/detector.hpp"
 #include "vkml/passes/overlay.hpp"
 #include "vkml/shader_ids.hpp"
@@ -40,54 +40,25 @@ namespace {
 
 using namespace vkml;
 
-void vk_check(VkResult r, const char* what) {
-    if (r != VK_SUCCESS)
-        throw Error(ErrorCode::Vulkan, std::string("detect: samples/detect/main.cpp: ") + what +
-                                           " failed (VkResult " + std::to_string(int(r)) + ")");
-}
-
 // The raster pipeline of the "boxes" pass: shaders/detect/boxes.{vert,frag} with the detector's GPU
 // output as two per-instance vertex buffers (the rows, and the count through a stride-0 binding),
 // so the pass needs no descriptors.
 class BoxPipeline {
 public:
-    BoxPipeline(gpu::Device& device, VkFormat color_format) : device_(device) {
-        const VkDevice vk = device.vk();
-        vs_ = samples::make_shader_module(vk, gpu::ShaderId::detect_boxes_vs_f32, "detect boxes");
-        fs_ = samples::make_shader_module(vk, gpu::ShaderId::detect_boxes_fs_f32, "detect boxes");
-        const VkPushConstantRange range{VK_SHADER_STAGE_VERTEX_BIT, 0, sizeof(Push)};
-        VkPipelineLayoutCreateInfo li{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-        li.pushConstantRangeCount = 1;
-        li.pPushConstantRanges = &range;
-        vk_check(vkCreatePipelineLayout(vk, &li, nullptr, &layout_), "vkCreatePipelineLayout (boxes)");
-
+    BoxPipeline(gpu::Device& device, VkFormat color_format)
         // Binding 0: the detection rows (6 floats) from byte 16; binding 1: the i32 count at byte 0,
         // stride 0 so every instance reads it.
-        const VkVertexInputBindingDescription bindings[] = {
-            {0, 6 * sizeof(float), VK_VERTEX_INPUT_RATE_INSTANCE}, {1, 0, VK_VERTEX_INPUT_RATE_INSTANCE}};
-        const VkVertexInputAttributeDescription attrs[] = {{0, 0, VK_FORMAT_R32G32B32A32_SFLOAT, 0},
-                                                           {1, 0, VK_FORMAT_R32G32_SFLOAT, 4 * sizeof(float)},
-                                                           {2, 1, VK_FORMAT_R32_SINT, 0}};
-        pipeline_ = samples::make_raster_pipeline(vk, {.vs = vs_,
-                                                       .fs = fs_,
-                                                       .layout = layout_,
-                                                       .bindings = bindings,
-                                                       .attributes = attrs,
-                                                       .color_format = color_format,
-                                                       .owner = "detect boxes"});
-        device.set_debug_name(VK_OBJECT_TYPE_PIPELINE, pipeline_, "detection boxes");
-    }
-    ~BoxPipeline() {
-        // Frames drawn with the pipeline may still run (gpu::Device::retire).
-        device_.retire([vk = device_.vk(), pipeline = pipeline_, layout = layout_, vs = vs_, fs = fs_] {
-            vkDestroyPipeline(vk, pipeline, nullptr);
-            vkDestroyPipelineLayout(vk, layout, nullptr);
-            vkDestroyShaderModule(vk, vs, nullptr);
-            vkDestroyShaderModule(vk, fs, nullptr);
-        });
-    }
-    BoxPipeline(const BoxPipeline&) = delete;
-    BoxPipeline& operator=(const BoxPipeline&) = delete;
+        : pipeline_(device.pipeline(gpu::GraphicsPipelineDesc{
+              .vertex = gpu::ShaderId::detect_boxes_vs_f32,
+              .fragment = gpu::ShaderId::detect_boxes_fs_f32,
+              .push_constant_bytes = sizeof(Push),
+              .color_formats = {color_format},
+              .vertex_bindings = {{0, 6 * sizeof(float), VK_VERTEX_INPUT_RATE_INSTANCE},
+                                  {1, 0, VK_VERTEX_INPUT_RATE_INSTANCE}},
+              .vertex_attributes = {{0, 0, VK_FORMAT_R32G32B32A32_SFLOAT, 0},
+                                    {1, 0, VK_FORMAT_R32G32_SFLOAT, 4 * sizeof(float)},
+                                    {2, 1, VK_FORMAT_R32_SINT, 0}},
+              .name = "detection boxes"})) {}
 
     // Inside the raster pass: `detections` is the detector's output buffer as the pass sees it.
     void draw(fg::PassContext& ctx, const gpu::BufferRange& detections, uint32_t max_detections) const {
@@ -96,27 +67,22 @@ public:
         const Push push{float(W), float(H), float(std::max(2u, std::min(W, H) / 300))};
         const VkBuffer buffers[] = {detections.buffer, detections.buffer};
         const VkDeviceSize offsets[] = {detections.offset + 16, detections.offset};
-        vkCmdBindPipeline(ctx.vk(), VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline_);
         vkCmdBindVertexBuffers(ctx.vk(), 0, 2, buffers, offsets);
-        vkCmdPushConstants(ctx.vk(), layout_, VK_SHADER_STAGE_VERTEX_BIT, 0, sizeof push, &push);
-        vkCmdDraw(ctx.vk(), 24, max_detections, 0, 0); // 4 rectangles x 2 triangles per box
+        ctx.cmd().draw(pipeline_, {}, push, 24, max_detections); // 4 rectangles x 2 triangles per box
     }
 
 private:
     struct Push {
         float width, height, thickness;
     };
-    gpu::Device& device_;
-    VkShaderModule vs_ = VK_NULL_HANDLE, fs_ = VK_NULL_HANDLE;
-    VkPipelineLayout layout_ = VK_NULL_HANDLE;
-    VkPipeline pipeline_ = VK_NULL_HANDLE;
+    const gpu::Pipeline& pipeline_; // the device's pipeline cache owns it
 };
 
 class SceneDetect final : public samples::Sample {
 public:
     SceneDetect(samples::App& app, const passes::DetectorDesc& desc, bool labels)
         : labels_on_(labels), app_(app), scene_(app.device()), detector_(app.device(), desc),
-          overlay_(app.device()), history_(app.device(), "render history"),
+          overlay_(app.device()), history_(app.device(), {.name = "render history"}),
           boxes_(app.device(), samples::Scene::color_format) {
         slot_frame_.assign(app.executor().frames_in_flight(), -1);
         app.status(detector_.describe());
@@ -159,7 +125,7 @@ public:
         // The render this frame's detection analyses (and whose boxes this frame draws).
         source_ =
             schedule_ == samples::MlSchedule::OneFrameBehind && !history_.priming() ? frame_ - 1 : frame_;
-        history_.update(app_);
+        if (history_.take_rebuild()) app_.rebuild(); // the steady graph after the priming one
         if (state.index % 30 == 0 && state.index) {
             char line[160];
             std::snprintf(line, sizeof line, "frame %llu: %zu boxes, gpu %.2f ms, detect %.2f ms (%s, %s)",
@@ -252,7 +218,7 @@ private:
     samples::Scene scene_;
     passes::Detector detector_;
     passes::Overlay overlay_;
-    samples::HistoryImage history_;
+    fg::History history_;
     BoxPipeline boxes_;
     samples::MlSchedule schedule_ = samples::MlSchedule::SameFrame;
     std::vector<int64_t> slot_frame_;         // the frame whose detections each slot's readback holds

@@ -38,7 +38,7 @@ struct Timing {
 class StyleSample final : public samples::Sample {
 public:
     StyleSample(samples::App& app, const SceneOptions& o)
-        : app_(app), scene_(app.device()), history_(app.device(), "render history"),
+        : app_(app), scene_(app.device()), history_(app.device(), {.name = "render history"}),
           cycle_every_(o.cycle_every) {
         for (const auto& path : resolve_styles(o.styles)) {
             app.status("loading style " + path.string());
@@ -58,7 +58,7 @@ public:
         settle_ = 3; // frames in flight may still report the previous graph's times
         if (schedule_ == samples::MlSchedule::SameFrame)
             return styles_[current_]->add_passes(graph, color, e.width, e.height, {.queue = queue_});
-        // One frame behind (samples/common/history.hpp): the stylizer works on the previous frame's
+        // One frame behind (fg::History, vkml/fg/history.hpp): the stylizer works on the previous frame's
         // render while this frame renders beside it; the frame shows the stylized previous frame.
         const fg::ImageHandle input =
             history_.begin(graph, color, e.width, e.height, samples::Scene::color_format);
@@ -70,7 +70,7 @@ public:
 
     void update(const samples::FrameState& state, const samples::FrameTimes& last) override {
         time_ = state.time;
-        history_.update(app_);
+        if (history_.take_rebuild()) app_.rebuild(); // the steady graph after the priming one
         if (settle_ > 0) {
             --settle_;
         } else if (!original_ && last.gpu_frame_ms > 0) {
@@ -141,7 +141,7 @@ private:
 
     samples::App& app_;
     samples::Scene scene_;
-    samples::HistoryImage history_;
+    fg::History history_;
     samples::MlSchedule schedule_ = samples::MlSchedule::SameFrame;
     std::vector<std::unique_ptr<passes::Stylizer>> styles_;
     size_t current_ = 0;

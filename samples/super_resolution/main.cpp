@@ -77,7 +77,7 @@ class SuperResolutionSample : public samples::Sample {
 public:
     SuperResolutionSample(App& app, const Options& o)
         : app_(app), options_(o), scene_(app.device()), overlay_(app.device(), 2),
-          history_(app.device(), "render history") {
+          history_(app.device(), {.name = "render history"}) {
         const VkExtent2D e = app.extent();
         if (e.width % 2 || e.height % 2)
             throw samples::UsageError(
@@ -107,11 +107,11 @@ public:
         fg::ImageHandle low = scene_.add_passes(
             graph, low_.width, low_.height, [this] { return time_; }, "render");
         // With async compute the upscaler works one frame behind, on the previous frame's render
-        // kept in the history, so this frame's render overlaps it (samples/common/history.hpp).
+        // kept in the history, so this frame's render overlaps it (fg::History, vkml/fg/history.hpp).
         schedule_ = samples::schedule_for(app_);
         const bool behind = schedule_ == samples::MlSchedule::OneFrameBehind;
         if (behind)
-            low = history_.begin(graph, low, low_.width, low_.height);
+            low = history_.begin(graph, low, low_.width, low_.height, samples::Scene::color_format);
         else
             history_.invalidate();
         fg::ImageHandle high = sr_->add_passes(graph, low, queue, "upscale");
@@ -126,7 +126,7 @@ public:
     void update(const FrameState& state, const FrameTimes& t) override {
         time_ = state.time + options_.time_offset;
         last_time_ = time_;
-        history_.update(app_);
+        if (history_.take_rebuild()) app_.rebuild(); // the steady graph after the priming one
         if (!options_.overlay) return;
         const VkExtent2D e = app_.extent();
         const int scale = e.width >= 1280 ? 2 : 1;
@@ -325,7 +325,7 @@ private:
     bool split_ = false;
     double time_ = 0, last_time_ = 0;
     std::unique_ptr<passes::SuperResolution> sr_, bilinear_;
-    samples::HistoryImage history_;
+    fg::History history_;
     samples::MlSchedule schedule_ = samples::MlSchedule::SameFrame;
 };
 

@@ -5,8 +5,11 @@
 // the host hands over. Any validation message fails the test.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -16,6 +19,7 @@
 #include "host_renderer.hpp"
 #include "json_check.hpp"
 #include "vkml/fg/executor.hpp"
+#include "vkml/fg/history.hpp"
 
 namespace vkml::fg::test {
 namespace {
@@ -237,6 +241,89 @@ TEST_F(FgGpu, HostRecordingOutlivesTheCallWithoutPushDescriptors) {
     ASSERT_FALSE(h.device().caps().push_descriptors);
     check_host_recording(h, "host pooled", 6, false);
     check_host_recording(h, "host pooled timeline", 6, true);
+}
+
+// scene -> to tensor (async compute) -> readback of the tensor; with a history the tensor pass
+// reads the previous frame's render (fg::History), without it this frame's.
+struct TensorFrame {
+    FrameGraph graph;
+    BufferHandle readback;
+};
+TensorFrame tensor_frame(const Pipelines& pipelines, History* history, const gpu::Buffer& readback,
+                         const FrameOptions& o) {
+    TensorFrame f{FrameGraph({.name = "history frame", .output_width = o.width, .output_height = o.height}),
+                  {}};
+    FrameGraph& g = f.graph;
+    const ImageHandle scene = add_scene_pass(g, pipelines, o.shift);
+    BufferHandle x = g.create_buffer("x", {.bytes_per_pixel = 3 * sizeof(float)});
+    f.readback = import_readback(g, readback);
+    const ImageHandle input =
+        history ? history->begin(g, scene, o.width, o.height, Pipelines::color_format) : scene;
+    PassBuilder tensor = g.add_compute_pass("to tensor");
+    tensor.read(input);
+    x = tensor.write(x);
+    tensor.queue(Queue::AsyncCompute).record([&pipelines, input, x](PassContext& ctx) {
+        pipelines.to_tensor(ctx.cmd(), ctx.view(input), ctx.layout(input), ctx.buffer(x), ctx.extent(input));
+    });
+    if (history) history->end(g);
+    PassBuilder copy = g.add_transfer_pass("readback");
+    copy.read(x, BufferRead::TransferSrc);
+    f.readback = copy.write(f.readback, BufferWrite::TransferDst);
+    copy.record([x, rb = f.readback](PassContext& ctx) {
+        ctx.cmd().copy(ctx.buffer(x), ctx.buffer(rb), ctx.buffer(x).size);
+    });
+    return f;
+}
+
+TEST_F(FgGpu, HistoryCarriesTheRenderIntoTheNextFrame) {
+    const float shifts[] = {0.f, 0.05f, -0.1f, 0.15f, 0.1f, -0.05f};
+    constexpr int frames = int(std::size(shifts));
+    float shift = 0;
+    const FrameOptions o{.async_compute = true, .shift = &shift};
+    Pipelines pipelines(dev());
+    const auto make_readback = [&](int i) {
+        return std::make_unique<gpu::Buffer>(
+            dev(), gpu::BufferDesc{.size = uint64_t(o.width) * o.height * 3 * sizeof(float),
+                                   .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                                   .memory = gpu::MemoryUsage::Readback,
+                                   .name = "history readback " + std::to_string(i)});
+    };
+    // Each render's own tensor, one frame at a time.
+    std::vector<std::vector<uint8_t>> same;
+    {
+        const auto readback = make_readback(-1);
+        TensorFrame f = tensor_frame(pipelines, nullptr, *readback, o);
+        Executor exec(dev(), {.frames_in_flight = 1, .name = "same frame"});
+        for (float s : shifts) {
+            shift = s;
+            exec.run(f.graph);
+            exec.wait_idle();
+            same.push_back(bytes(*readback));
+        }
+    }
+    ASSERT_NE(same[0], same[1]) << "the shifts move the scene";
+
+    // One frame behind, two frames in flight: frame 0 primes (same-frame), frame i >= 1 reads
+    // render i - 1.
+    History history(dev(), {.name = "render history"});
+    Executor exec(dev(), {.frames_in_flight = 2, .name = "history"});
+    std::vector<std::unique_ptr<gpu::Buffer>> readbacks;
+    for (int i = 0; i < frames; ++i) readbacks.push_back(make_readback(i));
+    std::optional<TensorFrame> f;
+    for (int i = 0; i < frames; ++i) {
+        if (!f || history.take_rebuild()) {
+            exec.wait_idle(); // as a host re-declaring its graph
+            f.reset();
+            f.emplace(tensor_frame(pipelines, &history, *readbacks[size_t(i)], o));
+            EXPECT_EQ(history.priming(), i == 0);
+        }
+        f->graph.rebind(f->readback, readbacks[size_t(i)]->vk());
+        shift = shifts[i];
+        exec.run(f->graph);
+    }
+    exec.wait_idle();
+    for (int i = 0; i < frames; ++i)
+        EXPECT_EQ(bytes(*readbacks[size_t(i)]), same[size_t(std::max(i - 1, 0))]) << "frame " << i;
 }
 
 TEST_F(FgGpu, PerPassTimestampsTableAndTrace) {

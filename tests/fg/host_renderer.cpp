@@ -249,109 +249,25 @@ void Upscale::record_impl(gpu::CommandBuffer& cmd, std::span<const gpu::Tensor> 
 
 namespace {
 
-VkShaderModule module(VkDevice device, gpu::ShaderId id) {
-    const auto code = gpu::shader_info(id).code;
-    VkShaderModuleCreateInfo ci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    ci.codeSize = code.size_bytes();
-    ci.pCode = code.data();
-    VkShaderModule m;
-    check(vkCreateShaderModule(device, &ci, nullptr, &m), "vkCreateShaderModule");
-    return m;
-}
-
-struct Binding {
-    VkDescriptorType type;
-    VkShaderStageFlags stages;
+struct ScenePush {
+    float shift;
+};
+struct CompositePush {
+    int32_t width, height;
+};
+struct UpscaleCompositePush {
+    int32_t width, height, taps;
 };
 
-VkDescriptorSetLayout set_layout(VkDevice device, std::initializer_list<Binding> bindings) {
-    std::vector<VkDescriptorSetLayoutBinding> b;
-    for (const Binding& x : bindings) b.push_back({uint32_t(b.size()), x.type, 1, x.stages, nullptr});
-    VkDescriptorSetLayoutCreateInfo ci{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-    ci.flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR;
-    ci.bindingCount = uint32_t(b.size());
-    ci.pBindings = b.data();
-    VkDescriptorSetLayout l;
-    check(vkCreateDescriptorSetLayout(device, &ci, nullptr, &l), "vkCreateDescriptorSetLayout");
-    return l;
+uint32_t groups(uint32_t n) {
+    return (n + 7) / 8;
 }
 
-VkPipelineLayout pipeline_layout(VkDevice device, VkDescriptorSetLayout set, VkShaderStageFlags push_stages,
-                                 uint32_t push_bytes) {
-    VkPushConstantRange range{push_stages, 0, push_bytes};
-    VkPipelineLayoutCreateInfo ci{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    ci.setLayoutCount = set ? 1 : 0;
-    ci.pSetLayouts = &set;
-    ci.pushConstantRangeCount = push_bytes ? 1 : 0;
-    ci.pPushConstantRanges = &range;
-    VkPipelineLayout l;
-    check(vkCreatePipelineLayout(device, &ci, nullptr, &l), "vkCreatePipelineLayout");
-    return l;
-}
-
-VkPipeline graphics_pipeline(VkDevice device, VkShaderModule vs, VkShaderModule fs, VkPipelineLayout layout,
-                             VkFormat color, VkFormat depth) {
-    const VkPipelineShaderStageCreateInfo stages[] = {{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-                                                       nullptr, 0, VK_SHADER_STAGE_VERTEX_BIT, vs, "main"},
-                                                      {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-                                                       nullptr, 0, VK_SHADER_STAGE_FRAGMENT_BIT, fs, "main"}};
-    VkPipelineVertexInputStateCreateInfo vertex{VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO};
-    VkPipelineInputAssemblyStateCreateInfo assembly{
-        VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO};
-    assembly.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST;
-    VkPipelineViewportStateCreateInfo viewport{VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO};
-    viewport.viewportCount = viewport.scissorCount = 1;
-    VkPipelineRasterizationStateCreateInfo raster{VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO};
-    raster.cullMode = VK_CULL_MODE_NONE;
-    raster.lineWidth = 1.f;
-    VkPipelineMultisampleStateCreateInfo ms{VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO};
-    ms.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT;
-    VkPipelineDepthStencilStateCreateInfo ds{VK_STRUCTURE_TYPE_PIPELINE_DEPTH_STENCIL_STATE_CREATE_INFO};
-    ds.depthTestEnable = ds.depthWriteEnable = depth != VK_FORMAT_UNDEFINED;
-    ds.depthCompareOp = VK_COMPARE_OP_LESS;
-    VkPipelineColorBlendAttachmentState blend{};
-    blend.colorWriteMask = 0xf;
-    VkPipelineColorBlendStateCreateInfo cb{VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
-    cb.attachmentCount = 1;
-    cb.pAttachments = &blend;
-    const VkDynamicState dyn[] = {VK_DYNAMIC_STATE_VIEWPORT, VK_DYNAMIC_STATE_SCISSOR};
-    VkPipelineDynamicStateCreateInfo dynamic{VK_STRUCTURE_TYPE_PIPELINE_DYNAMIC_STATE_CREATE_INFO};
-    dynamic.dynamicStateCount = 2;
-    dynamic.pDynamicStates = dyn;
-    VkPipelineRenderingCreateInfo rendering{VK_STRUCTURE_TYPE_PIPELINE_RENDERING_CREATE_INFO};
-    rendering.colorAttachmentCount = 1;
-    rendering.pColorAttachmentFormats = &color;
-    rendering.depthAttachmentFormat = depth;
-    VkGraphicsPipelineCreateInfo ci{VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO, &rendering};
-    ci.stageCount = 2;
-    ci.pStages = stages;
-    ci.pVertexInputState = &vertex;
-    ci.pInputAssemblyState = &assembly;
-    ci.pViewportState = &viewport;
-    ci.pRasterizationState = &raster;
-    ci.pMultisampleState = &ms;
-    ci.pDepthStencilState = &ds;
-    ci.pColorBlendState = &cb;
-    ci.pDynamicState = &dynamic;
-    ci.layout = layout;
-    VkPipeline p;
-    check(vkCreateGraphicsPipelines(device, VK_NULL_HANDLE, 1, &ci, nullptr, &p),
-          "vkCreateGraphicsPipelines");
-    return p;
-}
-
-VkPipeline compute_pipeline(VkDevice device, VkShaderModule cs, VkPipelineLayout layout) {
-    VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-    ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-                nullptr,
-                0,
-                VK_SHADER_STAGE_COMPUTE_BIT,
-                cs,
-                "main"};
-    ci.layout = layout;
-    VkPipeline p;
-    check(vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &ci, nullptr, &p), "vkCreateComputePipelines");
-    return p;
+void set_viewport(VkCommandBuffer cmd, VkExtent2D extent) {
+    const VkViewport vp{0, 0, float(extent.width), float(extent.height), 0, 1};
+    const VkRect2D sc{{0, 0}, extent};
+    vkCmdSetViewport(cmd, 0, 1, &vp);
+    vkCmdSetScissor(cmd, 0, 1, &sc);
 }
 
 } // namespace
@@ -363,145 +279,108 @@ Pipelines::Pipelines(gpu::Device& device) : device_(device) {
     check(vkCreateSampler(d, &si, nullptr, &sampler_), "vkCreateSampler");
     si.magFilter = si.minFilter = VK_FILTER_LINEAR;
     check(vkCreateSampler(d, &si, nullptr, &linear_), "vkCreateSampler");
+    using gpu::BindingType;
     using gpu::ShaderId;
-    for (ShaderId id : {ShaderId::fg_scene_vs_f32, ShaderId::fg_scene_fs_f32, ShaderId::fg_fullscreen_vs_f32,
-                        ShaderId::fg_composite_fs_f32, ShaderId::fg_to_tensor_f32, ShaderId::fg_post_f32,
-                        ShaderId::fg_upscale_composite_fs_f32})
-        modules_.push_back(module(d, id));
-    constexpr VkShaderStageFlags fs = VK_SHADER_STAGE_FRAGMENT_BIT, cs = VK_SHADER_STAGE_COMPUTE_BIT;
-    const VkDescriptorSetLayout composite_set = set_layout(
-        d, {{VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, fs}, {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, fs}});
-    const VkDescriptorSetLayout tensor_set = set_layout(
-        d, {{VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, cs}, {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, cs}});
-    const VkDescriptorSetLayout post_set =
-        set_layout(d, {{VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, cs}, {VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, cs}});
-    set_layouts_ = {composite_set, tensor_set, post_set};
-    scene_layout_ = pipeline_layout(d, VK_NULL_HANDLE, VK_SHADER_STAGE_VERTEX_BIT, sizeof(float));
-    composite_layout_ = pipeline_layout(d, composite_set, fs, 2 * sizeof(int32_t));
-    to_tensor_layout_ = pipeline_layout(d, tensor_set, 0, 0);
-    post_layout_ = pipeline_layout(d, post_set, 0, 0);
-    upscale_composite_layout_ = pipeline_layout(d, composite_set, fs, 3 * sizeof(int32_t));
-    layouts_ = {scene_layout_, composite_layout_, to_tensor_layout_, post_layout_, upscale_composite_layout_};
-    scene_ = graphics_pipeline(d, modules_[0], modules_[1], scene_layout_, color_format, depth_format);
-    composite_ =
-        graphics_pipeline(d, modules_[2], modules_[3], composite_layout_, color_format, VK_FORMAT_UNDEFINED);
-    to_tensor_ = compute_pipeline(d, modules_[4], to_tensor_layout_);
-    post_ = compute_pipeline(d, modules_[5], post_layout_);
-    upscale_composite_ = graphics_pipeline(d, modules_[2], modules_[6], upscale_composite_layout_,
-                                           color_format, VK_FORMAT_UNDEFINED);
-    pipelines_ = {scene_, composite_, to_tensor_, post_, upscale_composite_};
-    // The host enabled VK_KHR_push_descriptor and uses it for its own pipelines, whether or not vkml
-    // does (VKML_DISABLE_PUSH_DESCRIPTOR, HostDesc::vkml_push_descriptors).
-    push_descriptor_set_ = reinterpret_cast<PFN_vkCmdPushDescriptorSetKHR>(
-        vkGetDeviceProcAddr(d, "vkCmdPushDescriptorSetKHR"));
-    if (!push_descriptor_set_) throw std::runtime_error("host renderer: no vkCmdPushDescriptorSetKHR");
-    device.set_debug_name(VK_OBJECT_TYPE_PIPELINE, scene_, "host scene");
-    device.set_debug_name(VK_OBJECT_TYPE_PIPELINE, composite_, "host composite");
+    const std::vector<BindingType> image_and_buffer = {BindingType::SampledImageSampler,
+                                                       BindingType::StorageBuffer};
+    scene_ = &device.pipeline(gpu::GraphicsPipelineDesc{.vertex = ShaderId::fg_scene_vs_f32,
+                                                        .fragment = ShaderId::fg_scene_fs_f32,
+                                                        .push_constant_bytes = sizeof(ScenePush),
+                                                        .color_formats = {color_format},
+                                                        .depth_format = depth_format,
+                                                        .name = "host scene"});
+    composite_ = &device.pipeline(gpu::GraphicsPipelineDesc{.vertex = ShaderId::fg_fullscreen_vs_f32,
+                                                            .fragment = ShaderId::fg_composite_fs_f32,
+                                                            .binding_types = image_and_buffer,
+                                                            .push_constant_bytes = sizeof(CompositePush),
+                                                            .color_formats = {color_format},
+                                                            .name = "host composite"});
+    upscale_composite_ =
+        &device.pipeline(gpu::GraphicsPipelineDesc{.vertex = ShaderId::fg_fullscreen_vs_f32,
+                                                   .fragment = ShaderId::fg_upscale_composite_fs_f32,
+                                                   .binding_types = image_and_buffer,
+                                                   .push_constant_bytes = sizeof(UpscaleCompositePush),
+                                                   .color_formats = {color_format},
+                                                   .name = "host upscale composite"});
+    to_tensor_ = &device.pipeline(gpu::ComputePipelineDesc{.shader = ShaderId::fg_to_tensor_f32,
+                                                           .binding_types = image_and_buffer,
+                                                           .workgroup = {8, 8, 1},
+                                                           .name = "host to tensor"});
+    post_ = &device.pipeline(
+        gpu::ComputePipelineDesc{.shader = ShaderId::fg_post_f32,
+                                 .binding_types = {BindingType::StorageImage, BindingType::StorageImage},
+                                 .workgroup = {8, 8, 1},
+                                 .name = "host post"});
 }
 
 Pipelines::~Pipelines() {
-    const VkDevice d = device_.vk();
-    for (VkPipeline p : pipelines_) vkDestroyPipeline(d, p, nullptr);
-    for (VkPipelineLayout l : layouts_) vkDestroyPipelineLayout(d, l, nullptr);
-    for (VkDescriptorSetLayout l : set_layouts_) vkDestroyDescriptorSetLayout(d, l, nullptr);
-    for (VkShaderModule m : modules_) vkDestroyShaderModule(d, m, nullptr);
-    vkDestroySampler(d, sampler_, nullptr);
-    vkDestroySampler(d, linear_, nullptr);
+    vkDestroySampler(device_.vk(), sampler_, nullptr);
+    vkDestroySampler(device_.vk(), linear_, nullptr);
 }
 
-namespace {
-VkWriteDescriptorSet write(uint32_t binding, VkDescriptorType type, const VkDescriptorImageInfo* image,
-                           const VkDescriptorBufferInfo* buffer) {
-    VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-    w.dstBinding = binding;
-    w.descriptorCount = 1;
-    w.descriptorType = type;
-    w.pImageInfo = image;
-    w.pBufferInfo = buffer;
-    return w;
-}
-uint32_t groups(uint32_t n) {
-    return (n + 7) / 8;
-}
-} // namespace
-
-void Pipelines::scene(VkCommandBuffer cmd, VkExtent2D extent, float shift) const {
-    const VkViewport vp{0, 0, float(extent.width), float(extent.height), 0, 1};
-    const VkRect2D sc{{0, 0}, extent};
-    vkCmdSetViewport(cmd, 0, 1, &vp);
-    vkCmdSetScissor(cmd, 0, 1, &sc);
-    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, scene_);
-    vkCmdPushConstants(cmd, scene_layout_, VK_SHADER_STAGE_VERTEX_BIT, 0, sizeof(float), &shift);
-    vkCmdDraw(cmd, 6, 1, 0, 0);
+void Pipelines::scene(gpu::CommandBuffer& cmd, VkExtent2D extent, float shift) const {
+    set_viewport(cmd.vk(), extent);
+    cmd.draw(*scene_, {}, ScenePush{shift}, 6);
 }
 
-void Pipelines::to_tensor(VkCommandBuffer cmd, VkImageView src, VkImageLayout src_layout,
+void Pipelines::to_tensor(gpu::CommandBuffer& cmd, VkImageView src, VkImageLayout src_layout,
                           const gpu::BufferRange& dst, VkExtent2D extent) const {
-    const VkDescriptorImageInfo image{sampler_, src, src_layout};
-    const VkDescriptorBufferInfo buffer{dst.buffer, dst.offset, dst.size};
-    const VkWriteDescriptorSet writes[] = {
-        write(0, VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, &image, nullptr),
-        write(1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, nullptr, &buffer)};
-    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, to_tensor_);
-    push_descriptor_set_(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, to_tensor_layout_, 0, 2,
-                                          writes);
-    vkCmdDispatch(cmd, groups(extent.width), groups(extent.height), 1);
+    const gpu::Binding bindings[] = {gpu::Binding::sampled_image(src, src_layout, sampler_),
+                                     gpu::Binding::storage_buffer(dst)};
+    cmd.dispatch(*to_tensor_, bindings, nullptr, 0, {groups(extent.width), groups(extent.height), 1});
 }
 
-void Pipelines::composite(VkCommandBuffer cmd, VkImageView scene, VkImageLayout scene_layout,
+void Pipelines::composite(gpu::CommandBuffer& cmd, VkImageView scene, VkImageLayout scene_layout,
                           const gpu::BufferRange& features, VkExtent2D extent) const {
-    const VkDescriptorImageInfo image{sampler_, scene, scene_layout};
-    const VkDescriptorBufferInfo buffer{features.buffer, features.offset, features.size};
-    const VkWriteDescriptorSet writes[] = {
-        write(0, VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, &image, nullptr),
-        write(1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, nullptr, &buffer)};
-    const VkViewport vp{0, 0, float(extent.width), float(extent.height), 0, 1};
-    const VkRect2D sc{{0, 0}, extent};
-    vkCmdSetViewport(cmd, 0, 1, &vp);
-    vkCmdSetScissor(cmd, 0, 1, &sc);
-    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, composite_);
-    push_descriptor_set_(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, composite_layout_, 0, 2,
-                                          writes);
-    const int32_t size[2] = {int32_t(extent.width), int32_t(extent.height)};
-    vkCmdPushConstants(cmd, composite_layout_, VK_SHADER_STAGE_FRAGMENT_BIT, 0, sizeof size, size);
-    vkCmdDraw(cmd, 3, 1, 0, 0);
+    const gpu::Binding bindings[] = {gpu::Binding::sampled_image(scene, scene_layout, sampler_),
+                                     gpu::Binding::storage_buffer(features)};
+    set_viewport(cmd.vk(), extent);
+    cmd.draw(*composite_, bindings, CompositePush{int32_t(extent.width), int32_t(extent.height)}, 3);
 }
 
-void Pipelines::post(VkCommandBuffer cmd, VkImageView src, VkImageView dst, VkExtent2D extent) const {
-    const VkDescriptorImageInfo images[] = {{VK_NULL_HANDLE, src, VK_IMAGE_LAYOUT_GENERAL},
-                                            {VK_NULL_HANDLE, dst, VK_IMAGE_LAYOUT_GENERAL}};
-    const VkWriteDescriptorSet writes[] = {write(0, VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, &images[0], nullptr),
-                                           write(1, VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, &images[1], nullptr)};
-    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, post_);
-    push_descriptor_set_(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, post_layout_, 0, 2, writes);
-    vkCmdDispatch(cmd, groups(extent.width), groups(extent.height), 1);
+void Pipelines::post(gpu::CommandBuffer& cmd, VkImageView src, VkImageView dst, VkExtent2D extent) const {
+    const gpu::Binding bindings[] = {gpu::Binding::storage_image(src), gpu::Binding::storage_image(dst)};
+    cmd.dispatch(*post_, bindings, nullptr, 0, {groups(extent.width), groups(extent.height), 1});
 }
 
-void Pipelines::upscale_composite(VkCommandBuffer cmd, VkImageView scene, VkImageLayout scene_layout,
+void Pipelines::upscale_composite(gpu::CommandBuffer& cmd, VkImageView scene, VkImageLayout scene_layout,
                                   const gpu::BufferRange& features, VkExtent2D extent, int taps) const {
-    const VkDescriptorImageInfo image{linear_, scene, scene_layout};
-    const VkDescriptorBufferInfo buffer{features.buffer, features.offset, features.size};
-    const VkWriteDescriptorSet writes[] = {
-        write(0, VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, &image, nullptr),
-        write(1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, nullptr, &buffer)};
-    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, upscale_composite_);
-    push_descriptor_set_(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, upscale_composite_layout_, 0,
-                                          2, writes);
-    const int32_t params[3] = {int32_t(extent.width), int32_t(extent.height), taps};
-    vkCmdPushConstants(cmd, upscale_composite_layout_, VK_SHADER_STAGE_FRAGMENT_BIT, 0, sizeof params,
-                       params);
-    vkCmdDraw(cmd, 3, 1, 0, 0);
+    const gpu::Binding bindings[] = {gpu::Binding::sampled_image(scene, scene_layout, linear_),
+                                     gpu::Binding::storage_buffer(features)};
+    cmd.draw(*upscale_composite_, bindings,
+             UpscaleCompositePush{int32_t(extent.width), int32_t(extent.height), taps}, 3);
 }
 
 // --- the frame as a graph --------------------------------------------------------------------------
+
+BufferHandle import_readback(FrameGraph& graph, const gpu::Buffer& readback) {
+    // The readback buffer was last written by a copy, and the host reads it when the frame is done.
+    return graph.import_buffer("readback", {.buffer = readback.vk(),
+                                            .size = readback.size(),
+                                            .incoming = {.stages = VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
+                                                         .access = VK_ACCESS_2_TRANSFER_WRITE_BIT},
+                                            .outgoing = ResourceState{.stages = VK_PIPELINE_STAGE_2_HOST_BIT,
+                                                                      .access = VK_ACCESS_2_HOST_READ_BIT}});
+}
+
+ImageHandle add_scene_pass(FrameGraph& graph, const Pipelines& pipelines, const float* shift) {
+    ImageHandle scene = graph.create_image("scene", {.format = Pipelines::color_format});
+    ImageHandle depth = graph.create_image("depth", {.format = Pipelines::depth_format});
+    PassBuilder draw = graph.add_raster_pass("scene");
+    scene = draw.color(scene, {.load = LoadOp::Clear, .clear = {{0.1f, 0.1f, 0.15f, 1.f}}});
+    depth = draw.depth(depth, {.store = false});
+    draw.record([&pipelines, shift](PassContext& ctx) {
+        pipelines.scene(ctx.cmd(), ctx.render_area().extent, shift ? *shift : 0.f);
+    });
+    return scene;
+}
 
 Frame build_frame(const Pipelines& pipelines, const ChannelMix& op, const gpu::Image& output,
                   const gpu::Buffer& readback, const FrameOptions& o) {
     Frame f{FrameGraph({.name = "test frame", .output_width = o.width, .output_height = o.height}), {}, {}};
     FrameGraph& g = f.graph;
     const Queue tensor_queue = o.async_compute ? Queue::AsyncCompute : Queue::Graphics;
-    ImageHandle scene = g.create_image("scene", {.format = Pipelines::color_format});
-    ImageHandle depth = g.create_image("depth", {.format = Pipelines::depth_format});
+    const ImageHandle scene = add_scene_pass(g, pipelines, o.shift); // creates "scene" and "depth" first
     BufferHandle x = g.create_buffer("x", {.bytes_per_pixel = 3 * sizeof(float)});
     BufferHandle y = g.create_buffer("y", {.bytes_per_pixel = 3 * sizeof(float)});
     ImageHandle composite = g.create_image("composite", {.format = Pipelines::color_format});
@@ -512,28 +391,13 @@ Frame build_frame(const Pipelines& pipelines, const ChannelMix& op, const gpu::I
                                          .width = output.width(),
                                          .height = output.height(),
                                          .incoming = {.stages = VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT}});
-    // The readback buffer was last written by a copy, and the host reads it when the frame is done.
-    f.readback =
-        g.import_buffer("readback", {.buffer = readback.vk(),
-                                     .size = readback.size(),
-                                     .incoming = {.stages = VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
-                                                  .access = VK_ACCESS_2_TRANSFER_WRITE_BIT},
-                                     .outgoing = ResourceState{.stages = VK_PIPELINE_STAGE_2_HOST_BIT,
-                                                               .access = VK_ACCESS_2_HOST_READ_BIT}});
-
-    PassBuilder draw = g.add_raster_pass("scene");
-    scene = draw.color(scene, {.load = LoadOp::Clear, .clear = {{0.1f, 0.1f, 0.15f, 1.f}}});
-    depth = draw.depth(depth, {.store = false});
-    const float* shift = o.shift;
-    draw.record([&pipelines, shift](PassContext& ctx) {
-        pipelines.scene(ctx.vk(), ctx.render_area().extent, shift ? *shift : 0.f);
-    });
+    f.readback = import_readback(g, readback);
 
     PassBuilder tensor = g.add_compute_pass("to tensor");
     tensor.read(scene); // sampled, like the composite below: on two queues both share one transition
     x = tensor.write(x);
     tensor.queue(tensor_queue).record([&pipelines, scene, x](PassContext& ctx) {
-        pipelines.to_tensor(ctx.vk(), ctx.view(scene), ctx.layout(scene), ctx.buffer(x), ctx.extent(scene));
+        pipelines.to_tensor(ctx.cmd(), ctx.view(scene), ctx.layout(scene), ctx.buffer(x), ctx.extent(scene));
     });
 
     const BufferHandle in[] = {x}, out[] = {y};
@@ -544,7 +408,7 @@ Frame build_frame(const Pipelines& pipelines, const ChannelMix& op, const gpu::I
     comp.read(y, BufferRead::Storage);
     composite = comp.color(composite, {.load = LoadOp::DontCare});
     comp.record([&pipelines, scene, y](PassContext& ctx) {
-        pipelines.composite(ctx.vk(), ctx.view(scene), ctx.layout(scene), ctx.buffer(y),
+        pipelines.composite(ctx.cmd(), ctx.view(scene), ctx.layout(scene), ctx.buffer(y),
                             ctx.render_area().extent);
     });
 
@@ -553,7 +417,7 @@ Frame build_frame(const Pipelines& pipelines, const ChannelMix& op, const gpu::I
     const ImageHandle output_in = f.output;
     f.output = post.write(f.output);
     post.record([&pipelines, composite, out_img = f.output](PassContext& ctx) {
-        pipelines.post(ctx.vk(), ctx.view(composite), ctx.view(out_img), ctx.extent(composite));
+        pipelines.post(ctx.cmd(), ctx.view(composite), ctx.view(out_img), ctx.extent(composite));
     });
     (void)output_in;
 
@@ -672,14 +536,13 @@ std::vector<uint8_t> reference_frame(gpu::Device& device, const Pipelines& pipel
         ri.pColorAttachments = &c;
         ri.pDepthAttachment = &d;
         vkCmdBeginRendering(cmd.vk(), &ri);
-        pipelines.scene(cmd.vk(), extent, shift);
+        pipelines.scene(cmd, extent, shift);
         vkCmdEndRendering(cmd.vk());
     });
     device.run_now(graphics, [&](gpu::CommandBuffer& cmd) { // to tensor
         full(cmd, scene.image, color, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
              VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
-        pipelines.to_tensor(cmd.vk(), scene.view, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, x.range(),
-                            extent);
+        pipelines.to_tensor(cmd, scene.view, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, x.range(), extent);
     });
     device.run_now(graphics, [&](gpu::CommandBuffer& cmd) { // the ML operator
         const gpu::Tensor in[] = {x}, out[] = {y};
@@ -696,14 +559,13 @@ std::vector<uint8_t> reference_frame(gpu::Device& device, const Pipelines& pipel
         ri.colorAttachmentCount = 1;
         ri.pColorAttachments = &c;
         vkCmdBeginRendering(cmd.vk(), &ri);
-        pipelines.composite(cmd.vk(), scene.view, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, y.range(),
-                            extent);
+        pipelines.composite(cmd, scene.view, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, y.range(), extent);
         vkCmdEndRendering(cmd.vk());
     });
     device.run_now(graphics, [&](gpu::CommandBuffer& cmd) { // post, then the copy out
         full(cmd, composite.image, color, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL);
         full(cmd, output.vk(), color, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_GENERAL);
-        pipelines.post(cmd.vk(), composite.view, output.view(), extent);
+        pipelines.post(cmd, composite.view, output.view(), extent);
         full(cmd, output.vk(), color, VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
         cmd.copy(output, readback.range());
         gpu::barrier::to_host(cmd);

@@ -2,8 +2,9 @@
 // A small "host renderer" for the frame-graph GPU tests and bench: its own instance and device
 // (validation with synchronization validation when VKML_VALIDATION=1, dynamic rendering on, an
 // async compute queue when the device has one), handed to vkml through Device::from_host, and the
-// raw Vulkan pipelines of a tiny frame: scene (raster, depth-tested) -> to tensor (compute) ->
-// channel mix (an ML operator) -> composite (raster) -> post (compute).
+// pipelines of a tiny frame, built by vkml's pipeline cache (gpu::GraphicsPipelineDesc,
+// gpu::ComputePipelineDesc) and recorded through gpu::CommandBuffer: scene (raster, depth-tested)
+// -> to tensor (compute) -> channel mix (an ML operator) -> composite (raster) -> post (compute).
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -22,7 +23,8 @@ struct HostDesc {
     bool async_compute = true;
     std::string select; // device name substring; empty: $VKML_DEVICE, else the best device
     gpu::MessageCallback on_message;
-    // Whether vkml may use VK_KHR_push_descriptor (the host always enables and uses it itself).
+    // Whether vkml may use VK_KHR_push_descriptor (the host always enables it); off, the host's
+    // pipelines too take their descriptor sets from vkml's arenas.
     bool vkml_push_descriptors = true;
 };
 
@@ -85,7 +87,8 @@ private:
     uint32_t work_;
 };
 
-// The host's own pipelines, recorded by the graph's pass callbacks and by the reference path.
+// The host's pipelines (owned by the device's pipeline cache; the samplers are the host's),
+// recorded by the graph's pass callbacks and by the reference path.
 class Pipelines {
 public:
     static constexpr VkFormat color_format = VK_FORMAT_R8G8B8A8_UNORM;
@@ -96,30 +99,22 @@ public:
     Pipelines& operator=(const Pipelines&) = delete;
 
     // Inside dynamic rendering with a colour and a depth attachment.
-    void scene(VkCommandBuffer cmd, VkExtent2D extent, float shift) const;
-    void to_tensor(VkCommandBuffer cmd, VkImageView src, VkImageLayout src_layout,
+    void scene(gpu::CommandBuffer& cmd, VkExtent2D extent, float shift) const;
+    void to_tensor(gpu::CommandBuffer& cmd, VkImageView src, VkImageLayout src_layout,
                    const gpu::BufferRange& dst, VkExtent2D extent) const;
     // Inside dynamic rendering with one colour attachment.
-    void composite(VkCommandBuffer cmd, VkImageView scene, VkImageLayout scene_layout,
+    void composite(gpu::CommandBuffer& cmd, VkImageView scene, VkImageLayout scene_layout,
                    const gpu::BufferRange& features, VkExtent2D extent) const;
-    void post(VkCommandBuffer cmd, VkImageView src, VkImageView dst, VkExtent2D extent) const;
+    void post(gpu::CommandBuffer& cmd, VkImageView src, VkImageView dst, VkExtent2D extent) const;
     // Inside dynamic rendering with one colour attachment at output resolution (the bench).
-    void upscale_composite(VkCommandBuffer cmd, VkImageView scene, VkImageLayout scene_layout,
+    void upscale_composite(gpu::CommandBuffer& cmd, VkImageView scene, VkImageLayout scene_layout,
                            const gpu::BufferRange& features, VkExtent2D extent, int taps) const;
 
 private:
     gpu::Device& device_;
-    PFN_vkCmdPushDescriptorSetKHR push_descriptor_set_ = nullptr;
     VkSampler sampler_ = VK_NULL_HANDLE, linear_ = VK_NULL_HANDLE;
-    std::vector<VkShaderModule> modules_;
-    std::vector<VkDescriptorSetLayout> set_layouts_;
-    std::vector<VkPipelineLayout> layouts_;
-    std::vector<VkPipeline> pipelines_;
-    VkPipeline scene_ = VK_NULL_HANDLE, composite_ = VK_NULL_HANDLE, to_tensor_ = VK_NULL_HANDLE,
-               post_ = VK_NULL_HANDLE, upscale_composite_ = VK_NULL_HANDLE;
-    VkPipelineLayout scene_layout_ = VK_NULL_HANDLE, composite_layout_ = VK_NULL_HANDLE,
-                     to_tensor_layout_ = VK_NULL_HANDLE, post_layout_ = VK_NULL_HANDLE,
-                     upscale_composite_layout_ = VK_NULL_HANDLE;
+    const gpu::Pipeline *scene_ = nullptr, *composite_ = nullptr, *to_tensor_ = nullptr, *post_ = nullptr,
+                        *upscale_composite_ = nullptr;
 };
 
 struct FrameOptions {
@@ -134,6 +129,12 @@ struct Frame {
     ImageHandle output;
     BufferHandle readback;
 };
+// The host's readback buffer, imported (arrives after a copy, leaves for the host to read).
+BufferHandle import_readback(FrameGraph& graph, const gpu::Buffer& readback);
+// A "scene" raster pass (colour and depth transients at the output size); returns the colour.
+// `shift` (may be null: 0) is read when the pass records.
+ImageHandle add_scene_pass(FrameGraph& graph, const Pipelines& pipelines, const float* shift);
+
 Frame build_frame(const Pipelines& pipelines, const ChannelMix& op, const gpu::Image& output,
                   const gpu::Buffer& readback, const FrameOptions& options);
 

@@ -10,6 +10,7 @@
 #include "vkml/error.hpp"
 #include "vkml/fg/executor.hpp"
 #include "vkml/fg/frame_graph.hpp"
+#include "vkml/fg/history.hpp"
 #include "vkml/fg/ml_pass.hpp"
 
 namespace vkml::fg {
@@ -719,6 +720,143 @@ TEST(FgPlan, LeavingForPresentationAfterAsyncComputeWaitsOnTheGraphicsQueue) {
                               "GENERAL -> PRESENT_SRC, family 1 -> 0"});
         }
     }
+}
+
+// --- history (an image carried from one frame to the next) ------------------------------------
+
+const HistoryStorage history_image{.image = fake<VkImage>(0x500),
+                                   .view = fake<VkImageView>(0x501),
+                                   .format = VK_FORMAT_R8G8B8A8_UNORM,
+                                   .width = 16,
+                                   .height = 8};
+
+// render -> (history) -> ML on the async queue -> composite, as a sample declares it.
+FrameGraph history_frame(History& history) {
+    FrameGraph g({.output_width = 16, .output_height = 8});
+    ImageHandle color = g.create_image("color", {.width = 16, .height = 8});
+    ImageHandle out = g.create_image("out", {.width = 16, .height = 8});
+    BufferHandle result = g.create_buffer("result", {.size = 1024});
+    auto render = g.add_raster_pass("render");
+    color = render.color(color);
+    render.record(nop);
+    const ImageHandle input = history.begin(g, color, 16, 8, VK_FORMAT_R8G8B8A8_UNORM);
+    auto ml = g.add_ml_pass("ml");
+    ml.read(input);
+    result = ml.write(result);
+    ml.queue(Queue::AsyncCompute).record(nop);
+    history.end(g);
+    auto composite = g.add_raster_pass("composite");
+    composite.read(color);
+    composite.read(result, BufferRead::Storage);
+    out = composite.color(out);
+    composite.side_effect().record(nop);
+    return g;
+}
+
+TEST(FgHistory, FirstFramePrimesSameFrameThenAsksForTheSteadyGraph) {
+    History history({.name = "history"});
+    history.set_storage(history_image);
+    FrameGraph g = history_frame(history);
+    EXPECT_TRUE(history.priming());
+    const Plan& plan = g.compile(two_queues);
+    // Nothing to read yet: the store comes first (this frame's render), the ML pass reads it.
+    EXPECT_EQ(names(plan), (Strings{"render", "history store", "ml", "composite", "(departure on graphics)"}))
+        << plan.summary();
+    EXPECT_EQ(
+        before(plan, "history store"),
+        (Strings{"color: COLOR_ATTACHMENT_OUTPUT/COLOR_ATTACHMENT_WRITE -> TRANSFER/TRANSFER_READ, "
+                 "COLOR_ATTACHMENT_OPTIMAL -> TRANSFER_SRC_OPTIMAL",
+                 "history: TOP_OF_PIPE/NONE -> TRANSFER/TRANSFER_WRITE, UNDEFINED -> TRANSFER_DST_OPTIMAL"}));
+    EXPECT_TRUE(history.take_rebuild());
+    EXPECT_FALSE(history.take_rebuild()) << "once";
+}
+
+TEST(FgHistory, SteadyFrameReadsThePreviousFrameBesideTheRender) {
+    History history({.name = "history"});
+    history.set_storage(history_image);
+    FrameGraph first = history_frame(history);
+    ASSERT_TRUE(history.take_rebuild());
+    FrameGraph g = history_frame(history);
+    EXPECT_FALSE(history.priming());
+    EXPECT_FALSE(history.take_rebuild());
+    const Plan& plan = g.compile(two_queues);
+    // The ML pass reads last frame's image on the async queue, waiting for nothing of this frame;
+    // the store replaces it after that read, then the composite.
+    EXPECT_EQ(names(plan), (Strings{"ml", "render", "history store", "composite", "(departure on graphics)"}))
+        << plan.summary();
+    ASSERT_EQ(plan.batches.size(), 3u) << plan.summary();
+    EXPECT_EQ(plan.batches[0].queue, Queue::AsyncCompute);
+    EXPECT_TRUE(plan.batches[0].waits.empty()) << "the ML pass waits for nothing of this frame";
+    EXPECT_TRUE(before(plan, "ml").empty()) << "it arrives in the state the readers use";
+    EXPECT_EQ(plan.batches[1].queue, Queue::Graphics);
+    EXPECT_TRUE(plan.batches[1].waits.empty()) << "the render runs beside it";
+    // Write after read across queues: the store waits for the ML pass (semaphore), then replaces
+    // the image; the composite follows.
+    EXPECT_EQ(plan.batches[2].passes.front(), plan.position("history store"));
+    EXPECT_EQ(plan.batches[2].waits, (std::vector<BatchWait>{{0, VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT |
+                                                                     VK_PIPELINE_STAGE_2_TRANSFER_BIT}}));
+    EXPECT_EQ(before(plan, "history store"),
+              (Strings{"color: COLOR_ATTACHMENT_OUTPUT/COLOR_ATTACHMENT_WRITE -> TRANSFER/TRANSFER_READ, "
+                       "COLOR_ATTACHMENT_OPTIMAL -> TRANSFER_SRC_OPTIMAL",
+                       "history: TRANSFER/NONE -> TRANSFER/TRANSFER_WRITE, "
+                       "SHADER_READ_ONLY_OPTIMAL -> TRANSFER_DST_OPTIMAL"}));
+    // It rests for the next frame in the readers' state.
+    EXPECT_EQ(
+        before(plan, "(departure on graphics)"),
+        Strings{"history: TRANSFER/TRANSFER_WRITE -> COMPUTE_SHADER/SHADER_SAMPLED_READ|SHADER_STORAGE_READ, "
+                "TRANSFER_DST_OPTIMAL -> SHADER_READ_ONLY_OPTIMAL"});
+}
+
+TEST(FgHistory, OnOneQueueTheStoreWaitsForTheRead) {
+    History history;
+    history.set_storage(history_image);
+    FrameGraph first = history_frame(history);
+    history.take_rebuild();
+    FrameGraph g = history_frame(history);
+    const Plan& plan = g.compile(one_queue);
+    EXPECT_EQ(names(plan), (Strings{"render", "ml", "history store", "composite", "(departure on graphics)"}))
+        << plan.summary();
+    ASSERT_EQ(plan.batches.size(), 1u);
+    EXPECT_TRUE(before(plan, "ml").empty());
+    // Write after read on one queue: an execution dependency on the ML pass's shader.
+    const Strings store = before(plan, "history store");
+    ASSERT_EQ(store.size(), 2u);
+    EXPECT_EQ(store[1], "history: COMPUTE_SHADER/NONE -> TRANSFER/TRANSFER_WRITE, "
+                        "SHADER_READ_ONLY_OPTIMAL -> TRANSFER_DST_OPTIMAL");
+}
+
+TEST(FgHistory, InvalidatedOrNewStoragePrimesAgain) {
+    History history;
+    history.set_storage(history_image);
+    FrameGraph a = history_frame(history);
+    EXPECT_TRUE(history.priming());
+    FrameGraph b = history_frame(history);
+    EXPECT_FALSE(history.priming());
+    history.invalidate(); // a frame that did not use it
+    FrameGraph c = history_frame(history);
+    EXPECT_TRUE(history.priming());
+    FrameGraph d = history_frame(history);
+    EXPECT_FALSE(history.priming());
+    history.set_storage(history_image); // another image: nothing in it
+    FrameGraph e = history_frame(history);
+    EXPECT_TRUE(history.priming());
+}
+
+TEST(FgHistory, MisusesAreErrors) {
+    History none;
+    FrameGraph g({.output_width = 16, .output_height = 8});
+    ImageHandle color = g.create_image("color", {.width = 16, .height = 8});
+    EXPECT_THROW(none.begin(g, color, 16, 8, VK_FORMAT_R8G8B8A8_UNORM), Error); // no image
+    History history({.name = "taa"});
+    history.set_storage(history_image);
+    try {
+        history.begin(g, color, 32, 8, VK_FORMAT_R8G8B8A8_UNORM);
+        ADD_FAILURE() << "a size the image does not have";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+        EXPECT_TRUE(contains(e.what(), "history 'taa'")) << e.what();
+    }
+    EXPECT_THROW(history.end(g), Error); // without begin()
 }
 
 TEST(FgPlan, GraphvizShowsPassesResourcesAndThePlan) {

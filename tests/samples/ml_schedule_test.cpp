@@ -1,4 +1,4 @@
-// The samples' one-frame-behind schedule (--async-compute, samples/common/history.hpp), run
+// The samples' one-frame-behind schedule (--async-compute, fg::History), run
 // headless as a user runs them, on lavapipe with validation on (the samples exit non-zero on any
 // validation message). lavapipe has one queue, so the graphs run there with the same data flow
 // (history image, copy after the ML read) on a single queue. With a deterministic time step,

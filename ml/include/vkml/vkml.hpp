@@ -1,5 +1,5 @@
 #pragma once
-// The whole of vkml's public C++ API.
+// vkml's Vulkan core (vkml::gpu), errors and version; operators, models, frame graph: docs/architecture.md.
 #include "vkml/error.hpp"
 #include "vkml/gpu/allocator.hpp"
 #include "vkml/gpu/buffer.hpp"
