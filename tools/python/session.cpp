@@ -191,12 +191,14 @@ public:
             Session& s = session_for(shapes);
             std::vector<graph::TensorData> ins;
             for (const TensorInfo& t : s.inputs()) ins.push_back(std::move(data.at(t.name)));
-            results = s.run(ins);
-            if (profile_) {
-                SessionProfile p = s.profile(ins);
+            if (profile_) { // one run, timed step by step, gives the results too
+                SessionProfile p = s.profile(ins, &results);
                 std::lock_guard lock(profile_mutex_);
                 last_profile_ = std::move(p);
+            } else {
+                results = s.run(ins);
             }
+            ++model_runs_;
             for (const TensorInfo& t : s.outputs()) result_names.push_back(t.name);
         }
         py::list out;
@@ -245,6 +247,7 @@ public:
         device_.reset();
     }
     bool closed() const { return closed_; }
+    uint64_t model_runs() const { return model_runs_; }
     const std::string& path() const { return path_; }
     const std::string& precision() const { return precision_; }
     py::dict device() const {
@@ -287,6 +290,7 @@ private:
     mutable std::mutex profile_mutex_;
     bool closed_ = false;
     std::atomic<bool> busy_{false};
+    uint64_t model_runs_ = 0; // times the model ran on the GPU (tests: a profiled run() runs it once)
 };
 
 py::list profile_records(const Profile& p) {
@@ -346,7 +350,7 @@ device: None (VKML_DEVICE, else the best device), an index into vkml.devices(), 
 precision: "f16" (f16 storage where the device has it, f32 arithmetic) or "f32".
 free_dims: sizes for the model's free dimensions; dimensions left free take the inputs' sizes at
     run() (a session is built per distinct set of input shapes, the last 4 kept).
-profile: time every step of each run on the GPU (the run is repeated with timestamps);
+profile: time every step of each run on the GPU (the run itself, with a timestamp around each step);
     last_profile holds the times, end_profiling() writes the Chrome trace to profile_file
     (default vkml_profile_<date>_<time>.json in the current directory).
 A session serves one thread at a time: a second thread calling run() meanwhile gets a
@@ -366,6 +370,8 @@ RuntimeError. The GIL is released while the GPU works.)")
              "Writes the latest run's Chrome trace and returns the file name (profile=True).")
         .def("close", &InferenceSession::close, "Frees the session's GPU memory; later calls raise ValueError.")
         .def_property_readonly("closed", &InferenceSession::closed)
+        .def_property_readonly("_model_runs", &InferenceSession::model_runs,
+                               "how many times run() ran the model on the GPU (for tests)")
         .def_property_readonly("path", &InferenceSession::path)
         .def_property_readonly("precision", &InferenceSession::precision)
         .def_property_readonly("_device", &InferenceSession::device)
