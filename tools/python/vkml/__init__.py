@@ -4,7 +4,7 @@
     print(vkml.devices())                                  # what vkml can run on
     sess = vkml.InferenceSession("model.onnx", precision="f32")
     y, = sess.run(None, {"x": np.zeros((1, 3, 64, 64), np.float32)})
-    big = vkml.upscale(image, model="anime4k-m")           # (H, W, 3) uint8 -> (2H, 2W, 3)
+    big = vkml.upscale(image, model="anime4k-m")           # (H, W, 3) uint8|16, float16|32 -> (2H, 2W, 3)
     vkml.ops.conv(x, w, pads=[1, 1, 1, 1], activation="relu")
 
 Models: ONNX, TF.js (model.json) and Anime4K weights (JSON). Errors are vkml.Error and its
@@ -66,9 +66,10 @@ def devices():
 
 
 def upscale(image, model="anime4k-m", *, scale=2, fp32=False, tile=0, device=None):
-    """Upscales an (H, W, 3) RGB image, uint8 (0..255) or float32 (0..1), with a super-resolution
-    model: anime4k-s|m|l (2x), esrgan-slim|medium|thick (2, 3, 4 or 8x) or a model file. Returns
-    an array of the same dtype. For many images, make one vkml.Upscaler and call it."""
+    """Upscales an (H, W, 3) RGB image, uint8 (0..255), uint16 (0..65535), float16 or float32
+    (0..1), with a super-resolution model: anime4k-s|m|l (2x), esrgan-slim|medium|thick (2, 3, 4
+    or 8x) or a model file. Returns an array of the same dtype (bit depth kept); other dtypes raise
+    TypeError. For many images, make one vkml.Upscaler and call it."""
     return Upscaler(model, scale=scale, fp32=fp32, tile=tile, device=device)(image)
 
 
