@@ -73,8 +73,9 @@ class InferenceSession {
 public:
     InferenceSession(const py::object& path, const py::object& device, const std::string& precision,
                      const std::map<std::string, int64_t>& free_dims, bool profile,
-                     const std::optional<std::string>& profile_file)
-        : path_(path_text(path)), profile_(profile), profile_file_(profile_file.value_or("")) {
+                     const std::optional<std::string>& profile_file, const std::string& profile_prefix)
+        : path_(path_text(path)), profile_(profile), profile_file_(profile_file.value_or("")),
+          profile_prefix_(profile_prefix) {
         if (precision != "f16" && precision != "f32")
             throw py::value_error("precision must be \"f16\" (f16 storage where the device has it) or \"f32\", not \"" +
                                   precision + "\"");
@@ -231,7 +232,7 @@ public:
             std::tm local{};
             localtime_r(&now, &local);
             std::strftime(stamp, sizeof stamp, "%Y-%m-%d_%H-%M-%S", &local);
-            file = std::string("vkml_profile_") + stamp + ".json";
+            file = profile_prefix_ + "_" + stamp + ".json";
         }
         std::ofstream f(file);
         f << profiled->chrome_trace();
@@ -281,6 +282,7 @@ private:
     std::string precision_;
     bool profile_ = false;
     std::string profile_file_;
+    std::string profile_prefix_;
     std::shared_ptr<gpu::Device> device_;
     graph::Graph graph_;
     SessionOptions options_;
@@ -352,14 +354,15 @@ free_dims: sizes for the model's free dimensions; dimensions left free take the 
     run() (a session is built per distinct set of input shapes, the last 4 kept).
 profile: time every step of each run on the GPU (the run itself, with a timestamp around each step);
     last_profile holds the times, end_profiling() writes the Chrome trace to profile_file
-    (default vkml_profile_<date>_<time>.json in the current directory).
+    (default <profile_prefix>_<date>_<time>.json in the current directory, profile_prefix
+    "vkml_profile").
 A session serves one thread at a time: a second thread calling run() meanwhile gets a
 RuntimeError. The GIL is released while the GPU works.)")
         .def(py::init<const py::object&, const py::object&, const std::string&, const std::map<std::string, int64_t>&,
-                      bool, const std::optional<std::string>&>(),
+                      bool, const std::optional<std::string>&, const std::string&>(),
              py::arg("path"), py::kw_only(), py::arg("device") = py::none(), py::arg("precision") = "f16",
              py::arg("free_dims") = std::map<std::string, int64_t>{}, py::arg("profile") = false,
-             py::arg("profile_file") = py::none())
+             py::arg("profile_file") = py::none(), py::arg("profile_prefix") = "vkml_profile")
         .def("get_inputs", &InferenceSession::inputs)
         .def("get_outputs", &InferenceSession::outputs)
         .def("run", &InferenceSession::run, py::arg("output_names"), py::arg("input_feed"),

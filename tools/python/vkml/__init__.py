@@ -3,6 +3,7 @@
     import vkml, numpy as np
     print(vkml.devices())                                  # what vkml can run on
     sess = vkml.InferenceSession("model.onnx", precision="f32")
+    sess = vkml.InferenceSession("model.onnx", providers=["VkmlExecutionProvider"])  # ONNX Runtime's way
     y, = sess.run(None, {"x": np.zeros((1, 3, 64, 64), np.float32)})
     big = vkml.upscale(image, model="anime4k-m")           # (H, W, 3) uint8|16, float16|32 -> (2H, 2W, 3)
     vkml.ops.conv(x, w, pads=[1, 1, 1, 1], activation="relu")
@@ -18,7 +19,6 @@ from . import _vkml
 from ._vkml import (  # noqa: F401
     DeviceLost,
     Error,
-    InferenceSession,
     InvalidArgument,
     IoError,
     NodeArg,
@@ -34,13 +34,15 @@ from ._vkml import (  # noqa: F401
     upscale_video,
 )
 from . import ops  # noqa: F401
+from ._session import InferenceSession, RunOptions, SessionOptions, get_available_providers  # noqa: F401
 
 __version__ = _vkml.__version__
 
 __all__ = [
     "DeviceInfo", "DeviceLost", "Error", "InferenceSession", "InvalidArgument", "IoError", "NodeArg",
-    "OutOfDeviceMemory", "OutOfHostMemory", "Profile", "Timeout", "Unsupported", "Upscaler",
-    "VulkanError", "device_count", "device_name", "devices", "ops", "upscale", "upscale_video",
+    "OutOfDeviceMemory", "OutOfHostMemory", "Profile", "RunOptions", "SessionOptions", "Timeout", "Unsupported",
+    "Upscaler", "VulkanError", "device_count", "device_name", "devices", "get_available_providers", "ops",
+    "upscale", "upscale_video",
 ]
 
 
