@@ -21,6 +21,7 @@ extern "C" {
 
 #include "gpu_test.hpp"
 #include "media/convert.hpp" // private to vkml_media (tools/media)
+#include "media/image.hpp"
 #include "vkml/media/testclip.hpp"
 #include "vkml/media/transcode.hpp"
 #include "media_util.hpp"
@@ -478,6 +479,36 @@ TEST_F(MediaTest, ErrorsNameTheFileAndLeaveNothing) {
         EXPECT_FALSE(fs::exists(dir / name)) << name;
     EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 5); // the inputs only
     fs::remove_all(dir);
+}
+
+// `vkml upscale`'s image reader refuses an image larger than its pixel cap from the header, before
+// decoding (a small compressed file can claim, and inflate to, gigabytes): the header alone here.
+TEST(MediaImage, TooManyPixelsAreRefusedFromTheHeader) {
+    auto png_header = [](uint32_t w, uint32_t h) {
+        std::vector<uint8_t> b = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R'};
+        for (const uint32_t v : {w, h})
+            for (int k = 3; k >= 0; --k) b.push_back(uint8_t(v >> (8 * k)));
+        for (const uint8_t v : {8, 0, 0, 0, 0}) b.push_back(v); // 8-bit grey
+        for (int k = 0; k < 4; ++k) b.push_back(0);              // CRC (stb does not check it)
+        return b;
+    };
+    media::ImageKind kind;
+    auto error = [&](const std::vector<uint8_t>& bytes, int64_t max_pixels) {
+        try {
+            (void)media::decode_image(bytes, "big.png", kind, max_pixels);
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    // 20000 x 20000 grey: within stb's own limit (2^30 bytes), above vkml's (2^28 pixels).
+    EXPECT_NE(error(png_header(20000, 20000), media::max_image_pixels)
+                  .find("'big.png': 20000x20000 pixels: more than vkml reads (268435456)"),
+              std::string::npos)
+        << error(png_header(20000, 20000), media::max_image_pixels);
+    EXPECT_NE(error(png_header(100, 100), 1000).find("100x100 pixels: more than vkml reads (1000)"), std::string::npos);
+    // Below the cap the header passes and decoding reports the missing data.
+    EXPECT_EQ(error(png_header(100, 100), media::max_image_pixels).find("pixels: more than"), std::string::npos);
 }
 
 TEST(MediaThreads, ParsesLoadProcSave) {
