@@ -1035,6 +1035,22 @@ DType graph_dtype_of(gpu::DType d) {
     }
 }
 
+// The output tensors as run() returns them: in the model's dtypes (storage types widened back).
+std::vector<TensorData> download_outputs(gpu::Device& device, const std::vector<TensorInfo>& infos,
+                                         const std::vector<gpu::Tensor>& outs) {
+    std::vector<TensorData> result;
+    for (size_t j = 0; j < outs.size(); ++j) {
+        const TensorInfo& t = infos[j];
+        std::vector<int64_t> dims(t.shape.dims().begin(), t.shape.dims().end());
+        if (graph::dtype_size(t.dtype) != gpu::dtype_size(t.storage))
+            result.push_back(TensorData(graph_dtype_of(t.storage), std::move(dims), gpu::download_raw(device, outs[j]))
+                                 .converted(t.dtype));
+        else
+            result.emplace_back(t.dtype, std::move(dims), gpu::download_raw(device, outs[j]));
+    }
+    return result;
+}
+
 } // namespace
 
 // One model run as several submissions of bounded GPU time, so that a big model on a slow device
@@ -1077,17 +1093,7 @@ std::vector<TensorData> Session::run(std::span<const TensorData> inputs) {
     const auto& outs = im.ensure_io(false);
     upload_inputs(im.device, im.inputs, inputs, ins, im.graph.source);
     run_bounded(ins, outs);
-    std::vector<TensorData> result;
-    for (size_t j = 0; j < outs.size(); ++j) {
-        const TensorInfo& t = im.outputs[j];
-        std::vector<int64_t> dims(t.shape.dims().begin(), t.shape.dims().end());
-        if (graph::dtype_size(t.dtype) != gpu::dtype_size(t.storage))
-            result.push_back(TensorData(graph_dtype_of(t.storage), std::move(dims), gpu::download_raw(im.device, outs[j]))
-                                 .converted(t.dtype));
-        else
-            result.emplace_back(t.dtype, std::move(dims), gpu::download_raw(im.device, outs[j]));
-    }
-    return result;
+    return download_outputs(im.device, im.outputs, outs);
 }
 
 std::map<std::string, TensorData> Session::run(const std::map<std::string, TensorData>& named) {
@@ -1106,7 +1112,7 @@ std::map<std::string, TensorData> Session::run(const std::map<std::string, Tenso
     return result;
 }
 
-SessionProfile Session::profile(std::span<const TensorData> inputs) {
+SessionProfile Session::profile(std::span<const TensorData> inputs, std::vector<TensorData>* outputs) {
     Impl& im = *impl_;
     gpu::Profiler profiler(im.device, static_cast<uint32_t>(im.steps.size() + 1));
     if (!profiler.supported())
@@ -1118,7 +1124,9 @@ SessionProfile Session::profile(std::span<const TensorData> inputs) {
     im.device.run_now(im.options.queue, [&](gpu::CommandBuffer& cmd) {
         profiler.reset(cmd);
         record(cmd, {ins, outs}, &profiler);
+        if (outputs) gpu::barrier::compute_to_transfer(cmd);
     });
+    if (outputs) *outputs = download_outputs(im.device, im.outputs, outs);
     SessionProfile p;
     p.records = profiler.results();
     for (const Step& s : im.steps) p.op_types.push_back(s.op_type);

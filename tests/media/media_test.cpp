@@ -12,6 +12,7 @@ extern "C" {
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstring>
 #include <fstream>
@@ -20,6 +21,7 @@ extern "C" {
 
 #include "gpu_test.hpp"
 #include "media/convert.hpp" // private to vkml_media (tools/media)
+#include "media/image.hpp"
 #include "vkml/media/testclip.hpp"
 #include "vkml/media/transcode.hpp"
 #include "media_util.hpp"
@@ -479,6 +481,36 @@ TEST_F(MediaTest, ErrorsNameTheFileAndLeaveNothing) {
     fs::remove_all(dir);
 }
 
+// `vkml upscale`'s image reader refuses an image larger than its pixel cap from the header, before
+// decoding (a small compressed file can claim, and inflate to, gigabytes): the header alone here.
+TEST(MediaImage, TooManyPixelsAreRefusedFromTheHeader) {
+    auto png_header = [](uint32_t w, uint32_t h) {
+        std::vector<uint8_t> b = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R'};
+        for (const uint32_t v : {w, h})
+            for (int k = 3; k >= 0; --k) b.push_back(uint8_t(v >> (8 * k)));
+        for (const uint8_t v : {8, 0, 0, 0, 0}) b.push_back(v); // 8-bit grey
+        for (int k = 0; k < 4; ++k) b.push_back(0);              // CRC (stb does not check it)
+        return b;
+    };
+    media::ImageKind kind;
+    auto error = [&](const std::vector<uint8_t>& bytes, int64_t max_pixels) {
+        try {
+            (void)media::decode_image(bytes, "big.png", kind, max_pixels);
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    // 20000 x 20000 grey: within stb's own limit (2^30 bytes), above vkml's (2^28 pixels).
+    EXPECT_NE(error(png_header(20000, 20000), media::max_image_pixels)
+                  .find("'big.png': 20000x20000 pixels: more than vkml reads (268435456)"),
+              std::string::npos)
+        << error(png_header(20000, 20000), media::max_image_pixels);
+    EXPECT_NE(error(png_header(100, 100), 1000).find("100x100 pixels: more than vkml reads (1000)"), std::string::npos);
+    // Below the cap the header passes and decoding reports the missing data.
+    EXPECT_EQ(error(png_header(100, 100), media::max_image_pixels).find("pixels: more than"), std::string::npos);
+}
+
 TEST(MediaThreads, ParsesLoadProcSave) {
     const media::ThreadCounts t = media::parse_thread_counts("2:3:4");
     EXPECT_EQ(t.load, 2);
@@ -504,9 +536,10 @@ uint16_t component(const AVFrame& f, int c, int x, int y) {
 // the index; its palette from `palette`), through a lossless encoder.
 media::TestClipDesc format_clip(const fs::path& path, const std::string& codec, const std::string& pix_fmt,
                                 std::function<uint16_t(int64_t, int, int, int)> value,
-                                std::vector<uint32_t> palette = {}) {
+                                std::vector<uint32_t> palette = {}, int color_range = AVCOL_RANGE_UNSPECIFIED) {
     media::TestClipDesc d;
     d.path = path;
+    d.color_range = color_range;
     d.size = {20, 14};
     d.frames = 3;
     d.codec = codec;
@@ -592,6 +625,62 @@ TEST_F(MediaTest, PixelFormatsWithoutAGpuLayoutAreConvertedOrRefused) {
                 }
             EXPECT_EQ(wrong, 0) << "frame " << i;
         }
+    }
+
+    // Grey's range (issue 14): a grey stream that does not say is full range (FFmpeg's convention,
+    // PNG and FFV1 grey): written back tagged full (pc), values as they were. One that says tv
+    // (limited) range is expanded to full range for the model (16..235 -> 0..255, 16-bit: 4096..
+    // 60160 -> 0..65535) and written back in its own range, tagged so. Before, every grey stream
+    // came out tagged limited and a tv-range one reached the model unexpanded.
+    {
+        const auto unspecified = format_clip(dir / "gray_pc.mkv", "ffv1", "gray", grey);
+        run(unspecified.path, dir / "gray_pc_out.mkv", "", "");
+        const auto out = read_frames(dir / "gray_pc_out.mkv");
+        ASSERT_EQ(out.size(), 3u);
+        EXPECT_EQ(out[0]->color_range, AVCOL_RANGE_JPEG) << av_color_range_name(out[0]->color_range);
+        EXPECT_EQ(component(*out[0], 0, 3, 2), grey(0, 0, 3, 2));
+    }
+    for (const int bits : {8, 16}) {
+        SCOPED_TRACE(std::to_string(bits) + "-bit tv-range grey");
+        const std::string fmt = bits == 8 ? "gray" : "gray16le";
+        const int k = 1 << (bits - 8), max = (1 << bits) - 1;
+        auto tv = [k](int64_t i, int, int x, int y) { return uint16_t(((x * 13 + y * 17 + i * 29) % 220 + 16) * k); };
+        const auto d = format_clip(dir / (fmt + "_tv.mkv"), "ffv1", fmt, tv, {}, AVCOL_RANGE_MPEG);
+        // Back as grey: its own range again, every value as it was.
+        run(d.path, dir / (fmt + "_tv_out.mkv"), "", "");
+        auto frames = read_frames(dir / (fmt + "_tv_out.mkv"));
+        ASSERT_EQ(frames.size(), 3u);
+        EXPECT_EQ(frames[0]->color_range, AVCOL_RANGE_MPEG) << av_color_range_name(frames[0]->color_range);
+        int wrong = 0;
+        for (size_t i = 0; i < frames.size(); ++i)
+            for (int y = 0; y < d.size.height; ++y)
+                for (int x = 0; x < d.size.width; ++x) {
+                    const bool bad = component(*frames[i], 0, x, y) != tv(int64_t(i), 0, x, y);
+                    if (bad && wrong < 5)
+                        ADD_FAILURE() << "frame " << i << " at " << x << "," << y << ": "
+                                      << component(*frames[i], 0, x, y) << " != " << tv(int64_t(i), 0, x, y);
+                    wrong += bad;
+                }
+        EXPECT_EQ(wrong, 0);
+        // As RGB: what the model saw, expanded to full range.
+        const std::string rgb = bits == 8 ? "bgr0" : "gbrp16le"; // what ffv1 takes
+        run(d.path, dir / (fmt + "_tv_rgb.mkv"), "ffv1", rgb);
+        frames = read_frames(dir / (fmt + "_tv_rgb.mkv"));
+        ASSERT_EQ(frames.size(), 3u);
+        wrong = 0;
+        for (int y = 0; y < d.size.height; ++y)
+            for (int x = 0; x < d.size.width; ++x) {
+                const double v = tv(1, 0, x, y);
+                const auto want = uint16_t(std::lround((v - 16 * k) * max / (219.0 * k)));
+                for (int c = 0; c < 3; ++c) {
+                    const bool bad = component(*frames[1], c, x, y) != want;
+                    if (bad && wrong < 5)
+                        ADD_FAILURE() << x << "," << y << " c" << c << ": " << component(*frames[1], c, x, y)
+                                      << " != " << want << " (tv " << v << ")";
+                    wrong += bad;
+                }
+            }
+        EXPECT_EQ(wrong, 0);
     }
 
     // pal8: 16 colours, indices painted; out as bgr0 (ffv1), every pixel its palette colour.

@@ -150,7 +150,13 @@ def test_profile(fixtures, tmp_path):
     assert sess.last_profile is None
     with pytest.raises(RuntimeError, match="nothing profiled yet"):
         sess.end_profiling()
-    sess.run(None, {"x": rand((1, 3, 5, 5))})
+    x = rand((1, 3, 5, 5))
+    got = sess.run(None, {"x": x})
+    # One GPU run gives both the results and the times (it used to run the model twice).
+    assert sess._model_runs == 1
+    plain = vkml.InferenceSession(fixtures / "conv_relu.onnx")
+    for a, b in zip(got, plain.run(None, {"x": x})):
+        np.testing.assert_array_equal(a, b)
     p = sess.last_profile
     assert p.records and p.total_us > 0
     assert {r["op_type"] for r in p.records} >= {"Conv"}

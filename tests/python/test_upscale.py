@@ -33,14 +33,36 @@ def test_upscale_arrays_equal_the_session(anime4k_s):
     np.testing.assert_array_equal(small, np.round(np.clip(big, 0, 1) * 255).astype(np.uint8))
 
 
+def test_upscale_keeps_the_bit_depth(anime4k_s):
+    """uint16 (a 16-bit PNG's pixels) and float16 images come back in their own dtype, at their
+    precision: the same values as the float32 run, rounded to 16 bits or to half floats."""
+    rng = np.random.default_rng(3)
+    image = rng.integers(0, 65536, (9, 11, 3), dtype=np.uint16)
+    up = vkml.Upscaler("anime4k-s", fp32=True)
+    ref = up(image.astype(np.float32) / 65535)
+    deep = up(image)
+    assert deep.dtype == np.uint16 and deep.shape == (18, 22, 3)
+    want = np.round(np.clip(ref, 0, 1) * 65535).astype(np.int64)
+    # One unit of 65535 either way: the uint16 -> 0..1 division is done in float32 on both sides.
+    assert np.abs(deep.astype(np.int64) - want).max() <= 1
+    # More than 8 bits survive: the result is not an 8-bit image scaled up.
+    assert np.any(deep % 257 != 0)
+    half = up((image.astype(np.float32) / 65535).astype(np.float16))
+    assert half.dtype == np.float16 and half.shape == (18, 22, 3)
+    np.testing.assert_allclose(half.astype(np.float32), ref, atol=4e-3)
+    # Non-contiguous views are read through their strides.
+    np.testing.assert_array_equal(up(np.ascontiguousarray(image[:, ::-1])), up(image[:, ::-1]))
+
+
 def test_upscale_errors(anime4k_s):
     up = vkml.Upscaler("anime4k-s")
     with pytest.raises(ValueError, match=r"shape \(height, width, 3\), not \(4, 4\)"):
         up(np.zeros((4, 4), np.uint8))
     with pytest.raises(ValueError, match=r"not \(4, 4, 4\)"):
         up(np.zeros((4, 4, 4), np.uint8))
-    with pytest.raises(TypeError, match="uint8 .* or float32"):
-        up(np.zeros((4, 4, 3), np.float64))
+    for dtype in (np.float64, np.int8, np.int16, np.uint32, np.int32, np.bool_):
+        with pytest.raises(TypeError, match=r"uint8 \(0\.\.255\), uint16 \(0\.\.65535\), float16 or float32"):
+            up(np.zeros((4, 4, 3), dtype))
     with pytest.raises(vkml.InvalidArgument, match="unknown model 'anime5k'"):
         vkml.Upscaler("anime5k")
     with pytest.raises(vkml.InvalidArgument, match="2x only"):

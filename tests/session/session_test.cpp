@@ -338,6 +338,24 @@ TEST_F(SessionTest, ProfileGivesATableAndATrace) {
     EXPECT_TRUE(test::JsonParser::parse(p.chrome_trace()).has_value()) << p.chrome_trace();
 }
 
+// The profiled run's own results (Python's InferenceSession(profile=True) runs the model once).
+TEST_F(SessionTest, ProfileGivesTheRunsResults) {
+    if (!dev().caps().timestamps) GTEST_SKIP() << "no timestamps";
+    const Graph g = deep_graph(3);
+    const std::vector<TensorData> in{rand_tensor({1, 4, 9, 9}, 8)};
+    Session s(dev(), g, {.fp32 = true});
+    const std::vector<TensorData> want = s.run(in);
+    Session t(dev(), g, {.fp32 = true});
+    std::vector<TensorData> got;
+    const SessionProfile p = t.profile(in, &got);
+    ASSERT_EQ(p.records.size(), t.steps().size());
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_EQ(got[i].dims(), want[i].dims());
+        EXPECT_EQ(max_rel_diff(got[i], want[i]), 0.0) << i;
+    }
+}
+
 TEST_F(SessionTest, MemoryPlanReusesTheArena) {
     const Graph g = deep_graph(8, 8, 16);
     Session s(dev(), g, {.fp32 = true});

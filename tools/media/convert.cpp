@@ -2,10 +2,12 @@
 
 extern "C" {
 #include <libavutil/frame.h>
+#include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
 }
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -90,7 +92,22 @@ bool is_grey(const AVPixFmtDescriptor& d) {
     return !(d.flags & (AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_PAL)) && d.nb_components <= 2;
 }
 
+// Limited-range code <-> full-range code of a grey sample at `bits` (16..235 <-> 0..255 at 8 bits).
+uint16_t grey_to_full(uint32_t v, int bits) {
+    const double k = std::ldexp(1.0, bits - 8), max = std::ldexp(1.0, bits) - 1;
+    return uint16_t(std::lround(std::clamp((double(v) - 16 * k) * max / (219 * k), 0.0, max)));
+}
+uint16_t grey_to_limited(uint32_t v, int bits) {
+    const double k = std::ldexp(1.0, bits - 8), max = std::ldexp(1.0, bits) - 1;
+    return uint16_t(std::lround(16 * k + std::min(double(v), max) * 219 * k / max));
+}
+
 } // namespace
+
+bool is_grey_format(int av_pix_fmt) {
+    const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(av_pix_fmt));
+    return d && is_grey(*d) && !(d->flags & (AV_PIX_FMT_FLAG_HWACCEL | AV_PIX_FMT_FLAG_BAYER));
+}
 
 int cpu_conversion_format(int av_pix_fmt) {
     const auto fmt = static_cast<AVPixelFormat>(av_pix_fmt);
@@ -122,7 +139,7 @@ int cpu_conversion_format(int av_pix_fmt) {
     return to;
 }
 
-FramePtr convert_on_cpu(const AVFrame& frame, int to_format) {
+FramePtr convert_on_cpu(const AVFrame& frame, int to_format, bool limited_grey) {
     const AVPixFmtDescriptor* sd = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(frame.format));
     const AVPixFmtDescriptor* td = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(to_format));
     if (!sd || !td) throw Error(ErrorCode::InvalidArgument, "convert_on_cpu: unknown pixel format");
@@ -166,6 +183,8 @@ FramePtr convert_on_cpu(const AVFrame& frame, int to_format) {
                     line[size_t(x)] = part[size_t(chroma ? x >> sd->log2_chroma_w : x)];
                 if (white_is_zero)
                     for (uint16_t& v : line) v = uint16_t(from_max - v);
+                if (grey && limited_grey && !target_alpha)
+                    for (uint16_t& v : line) v = grey_to_full(v, sd->comp[sc].depth);
             }
             if (from_max != to_max)
                 for (uint16_t& v : line) v = uint16_t((uint32_t(v) * to_max + from_max / 2) / from_max);
@@ -376,6 +395,21 @@ FramePtr FrameDownloader::read(int as_format) const {
         const ops::PlaneDesc& pd = frame_.planes[p];
         for (uint32_t y = 0; y < rows; ++y)
             std::memcpy(f->data[p] + int64_t(y) * f->linesize[p], base + pd.offset + y * pd.stride, row);
+    }
+    const AVPixFmtDescriptor* fd = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(f->format));
+    if (desc_.range == ColorRange::Limited && fd && fd->nb_components == 1 && is_grey(*fd)) {
+        // The G plane of full-range planar RGB as tv-range grey.
+        std::vector<uint16_t> line(static_cast<size_t>(f->width));
+        const int bits = fd->comp[0].depth;
+        const int row_bytes_of_grey = av_image_get_linesize(static_cast<AVPixelFormat>(f->format), f->width, 0);
+        const uint8_t* rows[4] = {f->data[0], f->data[1], f->data[2], f->data[3]};
+        for (int y = 0; y < f->height; ++y) {
+            av_read_image_line2(line.data(), rows, f->linesize, fd, 0, y, 0, f->width, 0, 2);
+            for (uint16_t& v : line) v = grey_to_limited(v, bits);
+            // av_write_image_line2 ORs samples into what is there.
+            std::memset(f->data[0] + int64_t(y) * f->linesize[0], 0, size_t(row_bytes_of_grey));
+            av_write_image_line2(line.data(), f->data, f->linesize, fd, 0, y, 0, f->width, 2);
+        }
     }
     return f;
 }

@@ -44,9 +44,15 @@ int grey_gpu_format(int av_pix_fmt);
 // into all three planes), YUV to planar 4:4:4 YUV (yuv444p*, chroma repeated), with alpha to the
 // same with alpha (gbrap*, yuva444p*). cpu_conversion_format gives that format (-1: none needed)
 // and throws Error(Unsupported) naming the format for those vkml cannot convert (Bayer,
-// floating-point, hardware frames); convert_on_cpu makes the converted frame.
+// floating-point, hardware frames); convert_on_cpu makes the converted frame. Grey becomes planar
+// RGB, which is full range: grey of limited range (limited_grey: the stream says tv/MPEG range) is
+// expanded to full range on the way (16..235 -> 0..255 at 8 bits), its alpha is not.
 int cpu_conversion_format(int av_pix_fmt);
-FramePtr convert_on_cpu(const AVFrame& frame, int to_format);
+FramePtr convert_on_cpu(const AVFrame& frame, int to_format, bool limited_grey = false);
+// Whether `av_pix_fmt` is a grey format (gray*, ya*: one component, or grey + alpha). Grey streams
+// are full range unless they say otherwise (FFmpeg's convention for gray, and what PNG, TIFF and
+// FFV1 grey hold): VideoReader takes an unspecified range of a grey stream as full.
+bool is_grey_format(int av_pix_fmt);
 
 // A frame with alpha split in two (references to its buffers where possible): its colour as the
 // colour format, and its alpha as the grey alpha-format frame.
@@ -92,7 +98,9 @@ public:
     // After the work completed: a new frame in desc().pix_fmt holding the planes, or in
     // `as_format` (-1: the same), a format whose first planes are laid out as desc().pix_fmt's
     // (its alpha format: yuva420p for yuv420p, the alpha left for merge_alpha; or with fewer
-    // planes, as gray for gbrp: the planes it has).
+    // planes, as gray for gbrp: the planes it has). Planar RGB is full range: read as a grey
+    // format with desc().range limited, the grey plane is scaled into the limited range (0..255 ->
+    // 16..235 at 8 bits), so that a tv-range grey video comes back in its own range.
     FramePtr read(int as_format = -1) const;
     const ConvertDesc& desc() const { return desc_; }
 

@@ -83,9 +83,17 @@ FramePtr load_image(const fs::path& path, ImageKind& kind) {
     std::ifstream in(path, std::ios::binary);
     if (!in) fail(path, "cannot read the image");
     const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return decode_image(bytes, path, kind);
+}
+
+FramePtr decode_image(std::span<const uint8_t> bytes, const fs::path& path, ImageKind& kind, int64_t max_pixels) {
     if (bytes.empty()) fail(path, "cannot read the image (empty file)");
     const int len = static_cast<int>(std::min<size_t>(bytes.size(), size_t(INT32_MAX)));
     int w = 0, h = 0, c = 0;
+    // The size from the header first: a small file may claim (and, compressed, hold) gigabytes.
+    if (stbi_info_from_memory(bytes.data(), len, &w, &h, &c) && int64_t(w) * int64_t(h) > max_pixels)
+        fail(path, std::to_string(w) + "x" + std::to_string(h) + " pixels: more than vkml reads (" +
+                       std::to_string(max_pixels) + ")");
     const bool wide = stbi_is_16_bit_from_memory(bytes.data(), len) != 0;
     std::unique_ptr<void, void (*)(void*)> px(
         wide ? static_cast<void*>(stbi_load_16_from_memory(bytes.data(), len, &w, &h, &c, 0))

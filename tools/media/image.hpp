@@ -4,7 +4,9 @@
 // takes (gbrp / gbrp16le, with the alpha as a fourth plane: gbrap / gbrap16le), and written back
 // keeping the channels and bit depth the file had, as far as the output's file type allows
 // (PNG: all of them, through libavcodec's encoder; JPEG: 8 bits, no alpha).
+#include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string>
 
 #include "vkml/media/reader.hpp"
@@ -20,8 +22,13 @@ struct ImageKind {
 };
 
 // Reads an image into a frame: gbrp or gbrp16le (grey: the same values in the three planes),
-// gbrap or gbrap16le with an alpha channel. Throws Error(Io) naming the file.
+// gbrap or gbrap16le with an alpha channel. Throws Error(Io) naming the file. A file whose header
+// claims more than max_pixels pixels is refused from the header, before anything is decoded.
+inline constexpr int64_t max_image_pixels = int64_t{1} << 28; // 16384 x 16384, as `vkml run`
 FramePtr load_image(const std::filesystem::path& path, ImageKind& kind);
+// The same from the file's bytes (`name` for messages): what load_image does after reading it.
+FramePtr decode_image(std::span<const uint8_t> bytes, const std::filesystem::path& name, ImageKind& kind,
+                      int64_t max_pixels = max_image_pixels);
 
 // What an output file of `path`'s type keeps of an image of `kind` (JPEG: 8 bits, no alpha).
 ImageKind image_kind_for(const std::filesystem::path& path, const ImageKind& kind);

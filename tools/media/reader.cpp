@@ -20,6 +20,7 @@ extern "C" {
 #include <string_view>
 #include <vector>
 
+#include "convert.hpp"
 #include "vkml/error.hpp"
 
 namespace vkml::media {
@@ -241,8 +242,13 @@ VideoReader::VideoReader(const ReaderDesc& desc)
     in.start_pts = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
     in.matrix = matrix_of(st->codecpar->color_space, in.size.height);
     const bool jpeg_fmt = in.pix_fmt.rfind("yuvj", 0) == 0;
-    in.range =
-        st->codecpar->color_range == AVCOL_RANGE_JPEG || jpeg_fmt ? ColorRange::Full : ColorRange::Limited;
+    // YUV is limited range unless it says full; grey is full range unless it says limited
+    // (FFmpeg's convention for gray formats; PNG, TIFF and FFV1 grey are full range).
+    const AVColorRange range = st->codecpar->color_range;
+    if (is_grey_format(st->codecpar->format))
+        in.range = range == AVCOL_RANGE_MPEG ? ColorRange::Limited : ColorRange::Full;
+    else
+        in.range = range == AVCOL_RANGE_JPEG || jpeg_fmt ? ColorRange::Full : ColorRange::Limited;
     in.color_primaries = st->codecpar->color_primaries;
     in.color_trc = st->codecpar->color_trc;
     in.colorspace = st->codecpar->color_space;

@@ -166,6 +166,7 @@ void write_test_clip(const TestClipDesc& d) {
         o.venc->colorspace = AVCOL_SPC_SMPTE170M;
         o.venc->color_range = AVCOL_RANGE_MPEG;
     }
+    if (d.color_range >= 0) o.venc->color_range = static_cast<AVColorRange>(d.color_range);
     if (o.fmt->oformat->flags & AVFMT_GLOBALHEADER) o.venc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
     AVDictionary* opts = nullptr;
     for (const auto& [k, v] : d.options) av_dict_set(&opts, k.c_str(), v.c_str(), 0);

@@ -448,7 +448,12 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
         } catch (const Error& e) { // a decoder that changes format mid-stream
             throw Error(e.code(), "'" + item.info.file + "': " + e.what());
         }
-        if (to >= 0) item.frame = convert_on_cpu(*item.frame, to);
+        if (to >= 0) {
+            // Grey of limited range (the stream's, VideoReader's rule) is expanded to full range.
+            const bool limited_grey = reader && reader->info().range == ColorRange::Limited &&
+                                      is_grey_format(item.frame->format);
+            item.frame = convert_on_cpu(*item.frame, to, limited_grey);
+        }
         const std::optional<AlphaLayout> split = alpha_layout(item.frame->format);
         if (!split) return to_proc.push(std::move(item));
         Item colour{colour_part(*item.frame, *split), item.info, keep_alpha, item.image};

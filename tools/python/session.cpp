@@ -78,8 +78,9 @@ public:
                      const std::map<std::string, int64_t>& free_dims,
                      const std::map<std::string, std::vector<std::vector<int64_t>>>& sequence_inputs,
                      const std::vector<std::string>& absent_inputs, bool profile,
-                     const std::optional<std::string>& profile_file)
-        : path_(path_text(path)), profile_(profile), profile_file_(profile_file.value_or("")) {
+                     const std::optional<std::string>& profile_file, const std::string& profile_prefix)
+        : path_(path_text(path)), profile_(profile), profile_file_(profile_file.value_or("")),
+          profile_prefix_(profile_prefix) {
         if (precision != "f16" && precision != "f32")
             throw py::value_error("precision must be \"f16\" (f16 storage where the device has it) or \"f32\", not \"" +
                                   precision + "\"");
@@ -254,12 +255,14 @@ public:
             Session& s = session_for(declared, shapes);
             std::vector<graph::TensorData> ins;
             for (const TensorInfo& t : s.inputs()) ins.push_back(std::move(data.at(t.name)));
-            results = s.run(ins);
-            if (profile_) {
-                SessionProfile p = s.profile(ins);
+            if (profile_) { // one run, timed step by step, gives the results too
+                SessionProfile p = s.profile(ins, &results);
                 std::lock_guard lock(profile_mutex_);
                 last_profile_ = std::move(p);
+            } else {
+                results = s.run(ins);
             }
+            ++model_runs_;
             for (const TensorInfo& t : s.outputs()) result_names.push_back(t.name);
         }
         py::list out;
@@ -292,7 +295,7 @@ public:
             std::tm local{};
             localtime_r(&now, &local);
             std::strftime(stamp, sizeof stamp, "%Y-%m-%d_%H-%M-%S", &local);
-            file = std::string("vkml_profile_") + stamp + ".json";
+            file = profile_prefix_ + "_" + stamp + ".json";
         }
         std::ofstream f(file);
         f << profiled->chrome_trace();
@@ -308,6 +311,7 @@ public:
         device_.reset();
     }
     bool closed() const { return closed_; }
+    uint64_t model_runs() const { return model_runs_; }
     const std::string& path() const { return path_; }
     const std::string& precision() const { return precision_; }
     py::dict device() const {
@@ -350,6 +354,7 @@ private:
     std::string precision_;
     bool profile_ = false;
     std::string profile_file_;
+    std::string profile_prefix_;
     std::shared_ptr<gpu::Device> device_;
     graph::Graph graph_;
     SessionOptions options_;
@@ -359,6 +364,7 @@ private:
     mutable std::mutex profile_mutex_;
     bool closed_ = false;
     std::atomic<bool> busy_{false};
+    uint64_t model_runs_ = 0; // times the model ran on the GPU (tests: a profiled run() runs it once)
 };
 
 py::list profile_records(const Profile& p) {
@@ -422,19 +428,20 @@ sequence_inputs: {name: [shape, ...]} for inputs that are sequences (or optional
     the shapes of its tensors, whose count is its length. run() takes a list of arrays for it (or
     each tensor as "name[i]", as get_inputs() lists them).
 absent_inputs: names of optional inputs that hold nothing; run() is not given them.
-profile: time every step of each run on the GPU (the run is repeated with timestamps);
+profile: time every step of each run on the GPU (the run itself, with a timestamp around each step);
     last_profile holds the times, end_profiling() writes the Chrome trace to profile_file
-    (default vkml_profile_<date>_<time>.json in the current directory).
+    (default <profile_prefix>_<date>_<time>.json in the current directory, profile_prefix
+    "vkml_profile").
 A session serves one thread at a time: a second thread calling run() meanwhile gets a
 RuntimeError. The GIL is released while the GPU works.)")
         .def(py::init<const py::object&, const py::object&, const std::string&, const std::map<std::string, int64_t>&,
                       const std::map<std::string, std::vector<std::vector<int64_t>>>&, const std::vector<std::string>&,
-                      bool, const std::optional<std::string>&>(),
+                      bool, const std::optional<std::string>&, const std::string&>(),
              py::arg("path"), py::kw_only(), py::arg("device") = py::none(), py::arg("precision") = "f16",
              py::arg("free_dims") = std::map<std::string, int64_t>{},
              py::arg("sequence_inputs") = std::map<std::string, std::vector<std::vector<int64_t>>>{},
              py::arg("absent_inputs") = std::vector<std::string>{}, py::arg("profile") = false,
-             py::arg("profile_file") = py::none())
+             py::arg("profile_file") = py::none(), py::arg("profile_prefix") = "vkml_profile")
         .def("get_inputs", &InferenceSession::inputs)
         .def("get_outputs", &InferenceSession::outputs)
         .def("run", &InferenceSession::run, py::arg("output_names"), py::arg("input_feed"),
@@ -445,6 +452,8 @@ RuntimeError. The GIL is released while the GPU works.)")
              "Writes the latest run's Chrome trace and returns the file name (profile=True).")
         .def("close", &InferenceSession::close, "Frees the session's GPU memory; later calls raise ValueError.")
         .def_property_readonly("closed", &InferenceSession::closed)
+        .def_property_readonly("_model_runs", &InferenceSession::model_runs,
+                               "how many times run() ran the model on the GPU (for tests)")
         .def_property_readonly("path", &InferenceSession::path)
         .def_property_readonly("precision", &InferenceSession::precision)
         .def_property_readonly("_device", &InferenceSession::device)

@@ -29,6 +29,19 @@ tool::ModelChoice model_choice(const std::string& model, int scale, bool fp32, i
     return c;
 }
 
+// The pixel types an image array may have; each comes back in its own type (bit depth kept).
+enum class Pixel { u8, u16, f16, f32 };
+
+Pixel pixel_kind(const py::dtype& d) {
+    if (d.equal(py::dtype("uint8"))) return Pixel::u8;
+    if (d.equal(py::dtype("uint16"))) return Pixel::u16;
+    if (d.equal(py::dtype("float16"))) return Pixel::f16;
+    if (d.equal(py::dtype("float32"))) return Pixel::f32;
+    throw py::type_error("vkml.upscale: the image is " + text(d) +
+                         "; it must be uint8 (0..255), uint16 (0..65535), float16 or float32 (0..1), and the "
+                         "result has the same dtype (convert others, e.g. image.astype(numpy.float32))");
+}
+
 class Upscaler {
 public:
     Upscaler(const std::string& model, int scale, bool fp32, int tile, const py::object& device)
@@ -44,26 +57,32 @@ public:
 
     py::array call(const py::array& image) {
         BusyGuard busy(busy_, "this vkml.Upscaler");
-        const bool u8 = image.dtype().equal(py::dtype("uint8"));
-        if (!u8 && !image.dtype().equal(py::dtype("float32")))
-            throw py::type_error("vkml.upscale: the image is " + text(image.dtype()) +
-                                 "; it must be uint8 (0..255) or float32 (0..1)");
+        const Pixel kind = pixel_kind(image.dtype());
         if (image.ndim() != 3 || image.shape(2) != 3 || image.shape(0) < 1 || image.shape(1) < 1)
             throw py::value_error("vkml.upscale: the image must be an RGB array of shape (height, width, 3), not " +
                                   shape_text(std::vector<int64_t>(image.shape(), image.shape() + image.ndim())));
         const int64_t h = image.shape(0), w = image.shape(1), plane = h * w;
-        // HWC 0..255 or 0..1 -> NCHW 0..1, in the graph input's dtype.
+        // HWC in the image's range -> NCHW 0..1 floats (then the graph input's dtype).
         std::vector<float> planar(static_cast<size_t>(plane * 3));
-        if (u8) {
-            const auto px = image.unchecked<uint8_t, 3>();
+        auto gather = [&]<typename T>(auto to_unit) {
+            const auto px = image.unchecked<T, 3>();
             for (int64_t y = 0; y < h; ++y)
                 for (int64_t x = 0; x < w; ++x)
-                    for (int64_t c = 0; c < 3; ++c) planar[size_t(c * plane + y * w + x)] = px(y, x, c) / 255.f;
-        } else {
-            const auto px = image.unchecked<float, 3>();
-            for (int64_t y = 0; y < h; ++y)
-                for (int64_t x = 0; x < w; ++x)
-                    for (int64_t c = 0; c < 3; ++c) planar[size_t(c * plane + y * w + x)] = px(y, x, c);
+                    for (int64_t c = 0; c < 3; ++c) planar[size_t(c * plane + y * w + x)] = to_unit(px(y, x, c));
+        };
+        switch (kind) {
+        case Pixel::u8:
+            gather.operator()<uint8_t>([](uint8_t v) { return v / 255.f; });
+            break;
+        case Pixel::u16:
+            gather.operator()<uint16_t>([](uint16_t v) { return v / 65535.f; });
+            break;
+        case Pixel::f16:
+            gather.operator()<uint16_t>([](uint16_t v) { return gpu::half_to_float(v); });
+            break;
+        case Pixel::f32:
+            gather.operator()<float>([](float v) { return v; });
+            break;
         }
         std::vector<float> out;
         int64_t oh = 0, ow = 0;
@@ -88,22 +107,30 @@ public:
             ow = os[3];
         }
         const int64_t oplane = oh * ow;
-        if (u8) {
-            py::array_t<uint8_t> result({oh, ow, int64_t{3}});
-            auto px = result.mutable_unchecked<3>();
+        // Back in the image's dtype: integers rounded and clamped to their range, floats as the model gave them.
+        auto scatter = [&]<typename T>(auto from_unit) {
+            py::array_t<T> result({oh, ow, int64_t{3}});
+            auto px = result.template mutable_unchecked<3>();
             for (int64_t y = 0; y < oh; ++y)
                 for (int64_t x = 0; x < ow; ++x)
-                    for (int64_t c = 0; c < 3; ++c)
-                        px(y, x, c) = static_cast<uint8_t>(
-                            std::lround(std::clamp(out[size_t(c * oplane + y * ow + x)], 0.f, 1.f) * 255.f));
-            return result;
+                    for (int64_t c = 0; c < 3; ++c) px(y, x, c) = from_unit(out[size_t(c * oplane + y * ow + x)]);
+            return py::array(result);
+        };
+        switch (kind) {
+        case Pixel::u8:
+            return scatter.operator()<uint8_t>(
+                [](float v) { return static_cast<uint8_t>(std::lround(std::clamp(v, 0.f, 1.f) * 255.f)); });
+        case Pixel::u16:
+            return scatter.operator()<uint16_t>(
+                [](float v) { return static_cast<uint16_t>(std::lround(std::clamp(v, 0.f, 1.f) * 65535.f)); });
+        case Pixel::f16: {
+            py::array result = scatter.operator()<uint16_t>([](float v) { return gpu::float_to_half(v); });
+            return result.attr("view")(py::dtype("float16")).cast<py::array>();
         }
-        py::array_t<float> result({oh, ow, int64_t{3}});
-        auto px = result.mutable_unchecked<3>();
-        for (int64_t y = 0; y < oh; ++y)
-            for (int64_t x = 0; x < ow; ++x)
-                for (int64_t c = 0; c < 3; ++c) px(y, x, c) = out[size_t(c * oplane + y * ow + x)];
-        return result;
+        case Pixel::f32:
+            break;
+        }
+        return scatter.operator()<float>([](float v) { return v; });
     }
 
     const std::string& label() const { return resolved_.label; }
@@ -204,11 +231,13 @@ void register_upscale(py::module_& m) {
     py::class_<Upscaler>(m, "Upscaler", R"(A super-resolution model for images held as NumPy arrays.
 
     up = vkml.Upscaler("anime4k-m")        # or esrgan-slim|medium|thick (scale 2, 3, 4, 8), a model file
-    big = up(image)                         # (H, W, 3) uint8 or float32 RGB -> (2H, 2W, 3), same dtype
+    big = up(image)                         # (H, W, 3) RGB -> (2H, 2W, 3), same dtype
 
 Large images go through overlapping tiles sized from the device's memory (tile= overrides).
-Built-in models come from the model cache (VKML_MODELS, else ~/.cache/vkml/models). uint8
-results are rounded and clamped; float32 results are the model's values (about 0..1).
+Built-in models come from the model cache (VKML_MODELS, else ~/.cache/vkml/models). The image
+is uint8 (0..255), uint16 (0..65535, e.g. a 16-bit PNG), float16 or float32 (0..1); the result
+has the same dtype: integers are rounded and clamped, floats are the model's values (about 0..1).
+Other dtypes raise TypeError.
 An upscaler serves one thread at a time; the GIL is released while the GPU works.)")
         .def(py::init<const std::string&, int, bool, int, const py::object&>(), py::arg("model") = "anime4k-m",
              py::kw_only(), py::arg("scale") = 2, py::arg("fp32") = false, py::arg("tile") = 0,

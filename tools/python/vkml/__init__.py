@@ -3,8 +3,9 @@
     import vkml, numpy as np
     print(vkml.devices())                                  # what vkml can run on
     sess = vkml.InferenceSession("model.onnx", precision="f32")
+    sess = vkml.InferenceSession("model.onnx", providers=["VkmlExecutionProvider"])  # ONNX Runtime's way
     y, = sess.run(None, {"x": np.zeros((1, 3, 64, 64), np.float32)})
-    big = vkml.upscale(image, model="anime4k-m")           # (H, W, 3) uint8 -> (2H, 2W, 3)
+    big = vkml.upscale(image, model="anime4k-m")           # (H, W, 3) uint8|16, float16|32 -> (2H, 2W, 3)
     vkml.ops.conv(x, w, pads=[1, 1, 1, 1], activation="relu")
 
 Models: ONNX, TF.js (model.json) and Anime4K weights (JSON). Errors are vkml.Error and its
@@ -18,7 +19,6 @@ from . import _vkml
 from ._vkml import (  # noqa: F401
     DeviceLost,
     Error,
-    InferenceSession,
     InvalidArgument,
     IoError,
     NodeArg,
@@ -34,13 +34,15 @@ from ._vkml import (  # noqa: F401
     upscale_video,
 )
 from . import ops  # noqa: F401
+from ._session import InferenceSession, RunOptions, SessionOptions, get_available_providers  # noqa: F401
 
 __version__ = _vkml.__version__
 
 __all__ = [
     "DeviceInfo", "DeviceLost", "Error", "InferenceSession", "InvalidArgument", "IoError", "NodeArg",
-    "OutOfDeviceMemory", "OutOfHostMemory", "Profile", "Timeout", "Unsupported", "Upscaler",
-    "VulkanError", "device_count", "device_name", "devices", "ops", "upscale", "upscale_video",
+    "OutOfDeviceMemory", "OutOfHostMemory", "Profile", "RunOptions", "SessionOptions", "Timeout", "Unsupported",
+    "Upscaler", "VulkanError", "device_count", "device_name", "devices", "get_available_providers", "ops",
+    "upscale", "upscale_video",
 ]
 
 
@@ -66,9 +68,10 @@ def devices():
 
 
 def upscale(image, model="anime4k-m", *, scale=2, fp32=False, tile=0, device=None):
-    """Upscales an (H, W, 3) RGB image, uint8 (0..255) or float32 (0..1), with a super-resolution
-    model: anime4k-s|m|l (2x), esrgan-slim|medium|thick (2, 3, 4 or 8x) or a model file. Returns
-    an array of the same dtype. For many images, make one vkml.Upscaler and call it."""
+    """Upscales an (H, W, 3) RGB image, uint8 (0..255), uint16 (0..65535), float16 or float32
+    (0..1), with a super-resolution model: anime4k-s|m|l (2x), esrgan-slim|medium|thick (2, 3, 4
+    or 8x) or a model file. Returns an array of the same dtype (bit depth kept); other dtypes raise
+    TypeError. For many images, make one vkml.Upscaler and call it."""
     return Upscaler(model, scale=scale, fp32=fp32, tile=tile, device=device)(image)
 
 

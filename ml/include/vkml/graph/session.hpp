@@ -186,7 +186,9 @@ public:
     const std::shared_ptr<gpu::Buffer>& arena() const;
 
     // Runs once with a timestamp around every step (needs device timestamps: Unsupported otherwise).
-    SessionProfile profile(std::span<const graph::TensorData> inputs);
+    // With `outputs`, that same run's results are downloaded into it, as run() returns them, so a
+    // caller that wants both the results and the times runs the model once, not twice.
+    SessionProfile profile(std::span<const graph::TensorData> inputs, std::vector<graph::TensorData>* outputs = nullptr);
 
     // The graph as lowered: folded, fused, with static shapes (for dumps and tests).
     const graph::Graph& graph() const;

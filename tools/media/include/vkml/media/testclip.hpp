@@ -24,6 +24,8 @@ struct TestClipDesc {
     std::vector<int64_t> pts;  // per frame; empty: i * time_base.den / (frame_rate * time_base.num)
     std::string codec = "libx264";
     std::string pix_fmt = "yuv420p";
+    // AVColorRange the stream says; -1: limited (MPEG) for YUV and grey, nothing for RGB.
+    int color_range = -1;
     std::vector<std::pair<std::string, std::string>> options; // encoder options (e.g. crf, qp)
     std::string audio_codec = "aac";                          // empty: no audio
     int sample_rate = 48000;
