@@ -8,6 +8,42 @@
 
 namespace vkml::ops {
 
+namespace {
+
+// Gemm and MatMul with at most four rows of A (VKML_GEMV_MAX_ROWS; 0: never) run on
+// conv/gemv.comp, K split across each workgroup: the tiles would pad A to 16 or more rows and walk
+// all of K in a handful of workgroups (resnet18's 512 -> 1000 classifier at batch 1 took 55 us on
+// an H200 so).
+struct GemmKernel {
+    const gpu::Pipeline* pipeline = nullptr;
+    std::array<uint32_t, 3> groups{};
+    bool vector = false;
+};
+
+GemmKernel gemm_kernel(gpu::Device& device, const char* op, DType dtype, const detail::conv::GemmSpec& spec) {
+    static const int64_t max_rows = detail::conv::tuning_knob("VKML_GEMV_MAX_ROWS", 4, 0, 4);
+    uint64_t batches = 1;
+    for (uint32_t b : spec.batch) batches *= b;
+    const uint64_t columns = spec.b_sk == 1 ? 8 : 32; // per workgroup (conv/gemv.comp)
+    const auto& limits = device.caps().max_workgroup_count;
+    if (spec.m <= uint64_t(max_rows) && (spec.n + columns - 1) / columns <= limits[0] && batches <= limits[2]) {
+        GemmKernel k;
+        k.pipeline = &device.pipeline({.shader = detail::shader_for(device, op, "conv_gemv", dtype),
+                                       .bindings = 5,
+                                       .push_constant_bytes = 16,
+                                       .workgroup = {256, 1, 1},
+                                       .specialization = spec.values()});
+        k.groups = {uint32_t((spec.n + columns - 1) / columns), 1, uint32_t(batches)};
+        k.vector = true;
+        return k;
+    }
+    const detail::conv::CoopTile* coop = detail::conv::coop_for(device, dtype, spec.m);
+    return {&detail::conv::gemm_pipeline(device, op, dtype, spec, coop),
+            detail::conv::gemm_groups(device, op, spec, coop), false};
+}
+
+} // namespace
+
 std::unique_ptr<Gemm> Gemm::create(gpu::Device& device, const GemmDesc& desc) {
     const char* op = "Gemm";
     if (desc.a.shape.rank() != 2) fail(op, "a", "expected a 2-D matrix, got " + to_string(desc.a));
@@ -59,9 +95,10 @@ std::unique_ptr<Gemm> Gemm::create(gpu::Device& device, const GemmDesc& desc) {
     if (desc.c) gemm->inputs_.push_back(*desc.c);
     gemm->outputs_ = {output};
     gemm->has_c_ = desc.c.has_value();
-    const detail::conv::CoopTile* coop = detail::conv::coop_for(device, desc.a.dtype, uint64_t(m));
-    gemm->pipeline_ = &detail::conv::gemm_pipeline(device, op, desc.a.dtype, spec, coop);
-    gemm->groups_ = detail::conv::gemm_groups(device, op, spec, coop);
+    const GemmKernel kernel = gemm_kernel(device, op, desc.a.dtype, spec);
+    gemm->pipeline_ = kernel.pipeline;
+    gemm->groups_ = kernel.groups;
+    gemm->vector_ = kernel.vector;
     gemm->push_ = {desc.alpha, desc.beta, desc.activation.alpha, desc.activation.beta};
     return gemm;
 }
@@ -128,9 +165,10 @@ std::unique_ptr<MatMul> MatMul::create(gpu::Device& device, const MatMulDesc& de
     mm->inputs_ = {desc.a, desc.b};
     mm->outputs_ = {output};
     detail::conv::require_dense(op, "output", output);
-    const detail::conv::CoopTile* coop = detail::conv::coop_for(device, desc.a.dtype, uint64_t(m));
-    mm->pipeline_ = &detail::conv::gemm_pipeline(device, op, desc.a.dtype, spec, coop);
-    mm->groups_ = detail::conv::gemm_groups(device, op, spec, coop);
+    const GemmKernel kernel = gemm_kernel(device, op, desc.a.dtype, spec);
+    mm->pipeline_ = kernel.pipeline;
+    mm->groups_ = kernel.groups;
+    mm->vector_ = kernel.vector;
     mm->push_ = {1.f, 0.f, 0.f, 0.f};
     return mm;
 }

@@ -84,6 +84,24 @@ TEST_F(ConvGemmTest, FusedActivation) {
     check("gelu", 13, 7, 11, true, false, gpu::Shape{13, 1}, 1.f, 1.f, {ops::ActivationKind::Gelu});
 }
 
+TEST_F(ConvGemmTest, FewRowsTakeTheVectorKernel) {
+    // One to four rows of A (a classifier at batch 1): conv/gemv.comp, K split across the
+    // workgroup (odd K past several passes of its 32 or 8 invocations per column), both layouts of
+    // B, C broadcast, alpha, beta and an activation; five rows take a tile again.
+    for (int64_t m = 1; m <= 5; ++m) {
+        for (bool tb : {false, true}) {
+            const bool ta = m == 3;
+            check("rows " + std::to_string(m) + (tb ? " tB" : ""), m, 517, 37, ta, tb,
+                  m == 2 ? gpu::Shape{m, 37} : gpu::Shape{37}, 0.75f, -1.25f,
+                  {m == 4 ? ops::ActivationKind::Relu : ops::ActivationKind::None});
+            const gpu::Shape as = ta ? gpu::Shape{517, m} : gpu::Shape{m, 517};
+            const auto op = ops::Gemm::create(
+                dev(), {.a = {as}, .b = {tb ? gpu::Shape{37, 517} : gpu::Shape{517, 37}}, .trans_a = ta, .trans_b = tb});
+            EXPECT_EQ(op->vector_kernel(), m <= 4) << m;
+        }
+    }
+}
+
 TEST_F(ConvGemmTest, DescriptorErrors) {
     const ops::GemmDesc good{.a = {{5, 3}}, .b = {{3, 7}}};
     auto with = [&](auto edit) {
@@ -145,6 +163,14 @@ TEST_F(ConvMatMulTest, BatchedBroadcast) {
     check("A broadcast", {5, 7}, {3, 7, 11}, {3, 5, 11});
     check("both broadcast", {3, 1, 5, 7}, {2, 7, 3}, {3, 2, 5, 3});
     check("rank 6", {2, 1, 3, 1, 5, 7}, {1, 2, 1, 2, 7, 3}, {2, 2, 3, 2, 5, 3});
+}
+
+TEST_F(ConvMatMulTest, FewRowsTakeTheVectorKernel) {
+    check("batched 3 rows", {2, 3, 131}, {131, 9}, {2, 3, 9});
+    check("B batched 2 rows", {2, 130}, {3, 130, 17}, {3, 2, 17});
+    check("vec x long mat", {300}, {300, 41}, {41});
+    EXPECT_TRUE(ops::MatMul::create(dev(), {.a = {{2, 3, 131}}, .b = {{131, 9}}})->vector_kernel());
+    EXPECT_FALSE(ops::MatMul::create(dev(), {.a = {{2, 5, 131}}, .b = {{131, 9}}})->vector_kernel());
 }
 
 TEST_F(ConvMatMulTest, DescriptorErrors) {

@@ -2,6 +2,7 @@
 // every case it can run, in f32 and f16 storage, plus descriptor errors.
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -414,9 +415,10 @@ TEST_F(ConvTest, StagedWindowTiles) {
                                              .strides = strides,
                                              .pads = {1, 1, 1, 1}});
         };
-        // (Auto: grids of at least VKML_HALO_MIN_GROUPS = 256 workgroups; 8 x 32 tiles of 8 x 32)
+        // (Auto: grids of any size, VKML_HALO_MIN_GROUPS = 0, unless K is split; tiles of 8 x 32)
         EXPECT_TRUE(op({1, 64, 64, 1024}, {64, 64, 3, 3}, {})->halo());
-        EXPECT_FALSE(op({1, 64, 64, 128}, {64, 64, 3, 3}, {})->halo()); // 32 workgroups
+        EXPECT_TRUE(op({1, 64, 64, 128}, {64, 64, 3, 3}, {})->halo());  // 32 workgroups
+        EXPECT_FALSE(op({1, 512, 7, 7}, {512, 512, 3, 3}, {})->halo()); // one tile: K split instead
         EXPECT_TRUE(op({1, 64, 64, 1024}, {64, 64, 5, 5}, {})->halo());
         EXPECT_FALSE(op({1, 60, 64, 1024}, {64, 60, 3, 3}, {})->halo());     // C not a multiple of 8
         // Stride 2: 3x3 and 5x5 on 4 x 32 tiles (a style network's 32 -> 64 downsampling at 1080p;
@@ -424,7 +426,7 @@ TEST_F(ConvTest, StagedWindowTiles) {
         // of 8 stay on the implicit GEMM.
         EXPECT_TRUE(op({1, 64, 128, 1024}, {64, 64, 3, 3}, {2, 2})->halo());
         EXPECT_TRUE(op({1, 32, 1080, 1920}, {64, 32, 3, 3}, {2, 2})->halo());
-        EXPECT_FALSE(op({1, 64, 64, 1024}, {64, 64, 3, 3}, {2, 2})->halo()); // 128 workgroups
+        EXPECT_TRUE(op({1, 64, 64, 1024}, {64, 64, 3, 3}, {2, 2})->halo()); // 128 workgroups
         EXPECT_TRUE(op({1, 64, 128, 1024}, {64, 64, 5, 5}, {2, 2})->halo());
         EXPECT_FALSE(op({1, 64, 128, 1024}, {64, 64, 3, 3}, {2, 1})->halo());
         EXPECT_FALSE(op({1, 64, 192, 1536}, {64, 64, 3, 3}, {3, 3})->halo());
@@ -512,9 +514,10 @@ TEST_F(ConvTest, AutoChoosesKernelByShape) {
         EXPECT_EQ(f16({1, 8, 9, 9}, {12, 8, 3, 3}, 1), ConvKernel::TensorCore);
         EXPECT_EQ(f16({1, 6, 9, 9}, {11, 6, 3, 3}, 1), ConvKernel::Direct);
         // ... and at any count where the staged-window kernel runs the shape with 32 or more
-        // input channels (a multiple of 8) on a grid of 256 workgroups or more
+        // input channels (a multiple of 8)
         EXPECT_EQ(f16({1, 32, 64, 1024}, {4, 32, 3, 3}, 1), ConvKernel::TensorCore);
-        EXPECT_EQ(f16({1, 32, 9, 9}, {4, 32, 3, 3}, 1), ConvKernel::Direct);
+        EXPECT_EQ(f16({1, 32, 9, 9}, {4, 32, 3, 3}, 1), ConvKernel::TensorCore);
+        EXPECT_EQ(f16({1, 24, 9, 9}, {4, 24, 3, 3}, 1), ConvKernel::Direct);
         EXPECT_EQ(f16({1, 16, 64, 1024}, {4, 16, 3, 3}, 1), ConvKernel::Direct);
         EXPECT_EQ(f16({1, 8, 9, 9}, {8, 1, 3, 3}, 8), ConvKernel::Direct);
     } else {
@@ -610,11 +613,14 @@ TEST_F(ConvTest, RecordChecksTensors) {
         gpu::Tensor tx(dev(), {1, 32, 8, 8}, dt, "x"), tw(dev(), {32, 32, 3, 3}, dt, "w"),
             ty(dev(), conv->outputs()[0].shape, dt, "y");
         gpu::Buffer small(dev(), gpu::BufferDesc{.size = 256, .name = "packed"});
+        std::unique_ptr<gpu::Buffer> scratch;
+        if (conv->scratch_bytes())
+            scratch = std::make_unique<gpu::Buffer>(dev(), gpu::BufferDesc{.size = conv->scratch_bytes(), .name = "scratch"});
         const gpu::Tensor ins[] = {tx, tw}, outs[] = {ty};
         expect_error(
             [&] {
                 dev().run_now(gpu::QueueRole::Compute, [&](gpu::CommandBuffer& cmd) {
-                    conv->record(cmd, ins, outs, {}, small.range());
+                    conv->record(cmd, ins, outs, scratch ? scratch->range() : gpu::BufferRange{}, small.range(0, 256));
                 });
             },
             {"Conv", "prepacked", k == ConvKernel::TensorCore ? "needs" : "packs no input"});

@@ -74,9 +74,8 @@ struct ConvDesc {
     // by tap. false: the implicit GEMM (for tests and tuning; VKML_DISABLE_CONV_HALO=1 turns it off
     // everywhere).
     bool halo = true;
-    // The staged-window kernel also on grids of fewer than VKML_HALO_MIN_GROUPS (256) workgroups,
-    // which Auto leaves to the implicit GEMM (a detector's 13x13 to 52x52 layers ran 2.5x slower
-    // on 8x32-pixel tiles): for tests.
+    // The staged-window kernel also on grids of fewer than VKML_HALO_MIN_GROUPS workgroups (0 by
+    // default: none), which Auto leaves to the implicit GEMM when that is set: for tests.
     bool halo_small_grids = false;
 };
 
@@ -175,6 +174,9 @@ class Gemm final : public Op {
 public:
     static std::unique_ptr<Gemm> create(gpu::Device& device, const GemmDesc& desc);
     const char* type() const override { return "Gemm"; }
+    // Whether it runs on the few-rows kernel (at most 4 rows of A: K split across a workgroup)
+    // rather than a tile.
+    bool vector_kernel() const { return vector_; }
 
 private:
     explicit Gemm(gpu::Device& device) : Op(device) {}
@@ -182,6 +184,7 @@ private:
                      const gpu::BufferRange& scratch) const override;
 
     bool has_c_ = false;
+    bool vector_ = false;
     const gpu::Pipeline* pipeline_ = nullptr;
     std::array<uint32_t, 3> groups_{};
     std::array<float, 4> push_{};
@@ -197,12 +200,16 @@ class MatMul final : public Op {
 public:
     static std::unique_ptr<MatMul> create(gpu::Device& device, const MatMulDesc& desc);
     const char* type() const override { return "MatMul"; }
+    // Whether it runs on the few-rows kernel (at most 4 rows of A: K split across a workgroup)
+    // rather than a tile.
+    bool vector_kernel() const { return vector_; }
 
 private:
     explicit MatMul(gpu::Device& device) : Op(device) {}
     void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                      const gpu::BufferRange& scratch) const override;
 
+    bool vector_ = false;
     const gpu::Pipeline* pipeline_ = nullptr;
     std::array<uint32_t, 3> groups_{};
     std::array<float, 4> push_{};
