@@ -55,6 +55,23 @@ ValueId conv(Graph& g, ValueId x, int64_t cin, int64_t cout, const std::string& 
     return node(g, "Conv", in, name, {{"pads", pads}, {"kernel_shape", std::vector<int64_t>{3, 3}}});
 }
 
+// A node of `op` (Conv, Gemm, InstanceNormalization or Add) named "p" on fresh inputs of `g`, its
+// constants drawn from `seed`.
+ValueId producer_node(Graph& g, const std::string& op, uint32_t seed) {
+    if (op == "Conv") return conv(g, input(g, "x", {1, 3, 7, 5}), 3, 5, "p", seed);
+    if (op == "Gemm")
+        return node(g, "Gemm",
+                    {input(g, "x", {3, 5}), g.add_constant("b", rand_tensor({4, 5}, seed)),
+                     g.add_constant("c", rand_tensor({4}, seed + 1))},
+                    "p", {{"transB", int64_t{1}}});
+    if (op == "InstanceNormalization")
+        return node(g, "InstanceNormalization",
+                    {input(g, "x", {1, 3, 4, 5}), g.add_constant("s", rand_tensor({3}, seed)),
+                     g.add_constant("b", rand_tensor({3}, seed + 1))},
+                    "p");
+    return node(g, "Add", {input(g, "x", {2, 3}), input(g, "z", {2, 3})}, "p");
+}
+
 } // namespace
 
 TEST_F(FusionTest, ConvBatchNormFoldsIntoWeights) {
@@ -99,23 +116,7 @@ TEST_F(FusionTest, ActivationsFuseIntoConvGemmAndNorms) {
     for (const Case& c : cases) {
         for (const std::string producer : {"Conv", "Gemm", "InstanceNormalization", "Add"}) {
             Graph g = new_graph("act");
-            ValueId y;
-            if (producer == "Conv") {
-                y = conv(g, input(g, "x", {1, 2, 5, 5}), 2, 3, "p", 10);
-            } else if (producer == "Gemm") {
-                const ValueId a = input(g, "x", {3, 5});
-                y = node(g, "Gemm",
-                         {a, g.add_constant("b", rand_tensor({4, 5}, 11)),
-                          g.add_constant("c", rand_tensor({4}, 12))},
-                         "p", {{"transB", int64_t{1}}});
-            } else if (producer == "InstanceNormalization") {
-                y = node(g, "InstanceNormalization",
-                         {input(g, "x", {1, 3, 4, 4}), g.add_constant("s", rand_tensor({3}, 13)),
-                          g.add_constant("b", rand_tensor({3}, 14))},
-                         "p");
-            } else {
-                y = node(g, "Add", {input(g, "x", {2, 3}), input(g, "z", {2, 3})}, "p");
-            }
+            const ValueId y = producer_node(g, producer, 10);
             std::vector<ValueId> act_in = {y};
             if (c.op == "Clip") {
                 act_in.push_back(g.add_constant("lo", TensorData::scalar(0.f)));
@@ -164,22 +165,7 @@ TEST_F(FusionTest, SiluFusesIntoItsProducer) {
     for (const std::string producer : {"Conv", "Gemm", "InstanceNormalization", "Add"}) {
         for (bool sigmoid_first : {false, true}) {
             Graph g = new_graph("silu");
-            ValueId y;
-            if (producer == "Conv") {
-                y = conv(g, input(g, "x", {1, 3, 7, 5}), 3, 5, "p", 40);
-            } else if (producer == "Gemm") {
-                y = node(g, "Gemm",
-                         {input(g, "x", {3, 5}), g.add_constant("b", rand_tensor({4, 5}, 41)),
-                          g.add_constant("c", rand_tensor({4}, 42))},
-                         "p", {{"transB", int64_t{1}}});
-            } else if (producer == "InstanceNormalization") {
-                y = node(g, "InstanceNormalization",
-                         {input(g, "x", {1, 3, 4, 5}), g.add_constant("s", rand_tensor({3}, 43)),
-                          g.add_constant("b", rand_tensor({3}, 44))},
-                         "p");
-            } else {
-                y = node(g, "Add", {input(g, "x", {2, 3}), input(g, "z", {2, 3})}, "p");
-            }
+            const ValueId y = producer_node(g, producer, 40);
             const ValueId s = node(g, "Sigmoid", {y}, "sig");
             g.outputs().push_back(node(g, "Mul", sigmoid_first ? std::vector<ValueId>{s, y} : std::vector<ValueId>{y, s}, "mul"));
             Graph f = inferred(g);
