@@ -1,5 +1,6 @@
 // The persistent pipeline cache: written on shutdown, reused by the next process, and a corrupt,
 // truncated or foreign file is ignored with a warning, never a crash.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -16,9 +17,12 @@ class PipelineCacheTest : public GpuTest {
 protected:
     void SetUp() override {
         GpuTest::SetUp();
+        // A parameterized test's name ("Case/0") would make a nested folder, and TearDown would
+        // remove only its last part: one flat folder per test.
+        std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+        std::replace(name.begin(), name.end(), '/', '_');
         dir_ = fs::temp_directory_path() /
-               ("vkml-cache-test-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+               ("vkml-cache-test-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" + name);
         fs::remove_all(dir_);
     }
     void TearDown() override {
