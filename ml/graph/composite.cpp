@@ -411,9 +411,7 @@ std::vector<Node> expand_composite(Graph& graph, const Node& node, ExpandBudget&
         else
             c.fail("internal: not a composite op");
     } catch (const Error& e) {
-        const std::string what = e.what();
-        if (what.find("node '" + node.name + "'") != std::string::npos) throw;
-        graph.fail(node, what, e.code());
+        graph.fail_for(node, e);
     }
     return std::move(c.out);
 }

@@ -784,9 +784,7 @@ std::vector<Node> expand_structural(Graph& graph, const Node& node, ExpandBudget
         else
             graph.fail(node, "internal: not a structural op");
     } catch (const Error& e) {
-        const std::string what = e.what();
-        if (what.find("node '" + node.name + "'") != std::string::npos) throw;
-        graph.fail(node, what, e.code());
+        graph.fail_for(node, e);
     }
     return std::move(x.out);
 }

@@ -171,6 +171,12 @@ void Graph::fail(const std::string& problem, ErrorCode code) const {
     throw Error(code, "'" + source + "': " + problem);
 }
 
+void Graph::fail_for(const Node& node, const Error& e) const {
+    const std::string what = e.what();
+    if (what.find("node '" + node.name + "'") != std::string::npos) throw;
+    fail(node, what, e.code());
+}
+
 // --- checks and orderings ---
 
 namespace {

@@ -319,9 +319,7 @@ InferStats infer_and_fold(Graph& g, gpu::Device& device, const FloatPolicy& floa
                 l = detail::lower(ctx);
             }
         } catch (const Error& e) {
-            const std::string what = e.what();
-            if (what.find("node '" + n.name + "'") != std::string::npos) throw;
-            g.fail(n, what, e.code());
+            g.fail_for(n, e);
         }
         for (size_t k = 0; k < n.outputs.size(); ++k) {
             const ValueId out = n.outputs[k];

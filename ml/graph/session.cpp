@@ -257,9 +257,7 @@ graph::detail::Lowered Session::Impl::lower_node(const Node& n, std::vector<grap
             return attempt(gpu::DType::f32);
         }
     } catch (const Error& e) {
-        const std::string what = e.what();
-        if (what.find("node '" + n.name + "'") != std::string::npos) throw;
-        graph.fail(n, what, e.code());
+        graph.fail_for(n, e);
     }
 }
 
@@ -616,23 +614,28 @@ void Session::Impl::resolve() {
 // Ops that re-pack a constant input on every run (Conv's weights for the tensor cores) get it
 // packed once, now, into a buffer of their own: each run then skips that dispatch and its barrier.
 void Session::Impl::prepack_constants() {
-    std::vector<std::pair<Step*, uint64_t>> jobs; // step, offset of its packed input
+    struct Job {
+        Step* step;
+        ops::Op::Prepack pack;
+        uint64_t offset; // in prepacked_buffer
+    };
+    std::vector<Job> jobs;
     uint64_t total = 0;
     const uint64_t align = std::max<uint64_t>(alignment, device.caps().min_storage_buffer_offset_alignment);
     for (Step& s : steps) {
         const ops::Op::Prepack p = s.op->prepack();
         if (!p.bytes || p.input >= s.in.size() || s.in[p.input].kind != Ref::Kind::Constant) continue;
-        jobs.emplace_back(&s, total);
+        jobs.push_back({&s, p, total});
         total = align_up(total + p.bytes, align);
     }
     memory.prepacked = total;
     if (jobs.empty()) return;
     prepacked_buffer =
         std::make_shared<gpu::Buffer>(device, gpu::BufferDesc{.size = total, .name = "session prepacked weights"});
-    for (auto& [s, offset] : jobs) s->prepacked = prepacked_buffer->range(offset, s->op->prepack().bytes);
+    for (const Job& j : jobs) j.step->prepacked = prepacked_buffer->range(j.offset, j.pack.bytes);
     device.run_now(gpu::QueueRole::Compute, [&](gpu::CommandBuffer& cmd) {
         gpu::barrier::transfer_to_compute(cmd); // the constants' upload
-        for (auto& [s, offset] : jobs) s->op->record_prepack(cmd, s->in_t[s->op->prepack().input], s->prepacked);
+        for (const Job& j : jobs) j.step->op->record_prepack(cmd, j.step->in_t[j.pack.input], j.step->prepacked);
     });
 }
 

@@ -25,15 +25,16 @@ GemmKernel gemm_kernel(gpu::Device& device, const char* op, DType dtype, const d
     uint64_t batches = 1;
     for (uint32_t b : spec.batch) batches *= b;
     const uint64_t columns = spec.b_sk == 1 ? 8 : 32; // per workgroup (conv/gemv.comp)
+    const uint64_t column_groups = (spec.n + columns - 1) / columns;
     const auto& limits = device.caps().max_workgroup_count;
-    if (spec.m <= uint64_t(max_rows) && (spec.n + columns - 1) / columns <= limits[0] && batches <= limits[2]) {
+    if (spec.m <= uint64_t(max_rows) && column_groups <= limits[0] && batches <= limits[2]) {
         GemmKernel k;
         k.pipeline = &device.pipeline({.shader = detail::shader_for(device, op, "conv_gemv", dtype),
                                        .bindings = 5,
                                        .push_constant_bytes = 16,
                                        .workgroup = {256, 1, 1},
                                        .specialization = spec.values()});
-        k.groups = {uint32_t((spec.n + columns - 1) / columns), 1, uint32_t(batches)};
+        k.groups = {uint32_t(column_groups), 1, uint32_t(batches)};
         k.vector = true;
         return k;
     }

@@ -56,14 +56,19 @@ void Op::record(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::sp
 
 namespace {
 
+// Bound buffers start at the device's storage-buffer offset alignment.
+void check_aligned(const Op& op, const std::string& field, uint64_t offset, uint64_t align) {
+    if (align > 1 && offset % align != 0)
+        fail(op.type(), field, "starts at byte " + std::to_string(offset) +
+                                   ", not a multiple of the device's storage-buffer alignment " + std::to_string(align));
+}
+
 void check_packed(const Op& op, const char* what, const gpu::BufferRange& packed, uint64_t align) {
     const Op::Prepack p = op.prepack();
     if (!p.bytes) fail(op.type(), what, "this op packs no input");
     if (!packed.buffer || packed.size < p.bytes)
         fail(op.type(), what, "needs " + std::to_string(p.bytes) + " bytes");
-    if (align > 1 && packed.offset % align != 0)
-        fail(op.type(), what, "starts at byte " + std::to_string(packed.offset) +
-                                  ", not a multiple of the device's storage-buffer alignment " + std::to_string(align));
+    check_aligned(op, what, packed.offset, align);
 }
 
 } // namespace
@@ -104,11 +109,7 @@ void Op::record(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::sp
                      "is " + to_string({given[i].shape(), given[i].dtype()}) + ", the op was created for " +
                          to_string(want[i]));
             if (!given[i].contiguous()) fail(type(), field, "is not contiguous");
-            if (align > 1 && given[i].byte_offset() % align != 0)
-                fail(type(), field,
-                     "starts at byte " + std::to_string(given[i].byte_offset()) +
-                         ", not a multiple of the device's storage-buffer alignment " +
-                         std::to_string(align));
+            check_aligned(*this, field, given[i].byte_offset(), align);
         }
     };
     check(inputs, inputs_, "inputs");
@@ -116,9 +117,7 @@ void Op::record(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::sp
     if (scratch_bytes_ && (!scratch.buffer || scratch.size < scratch_bytes_))
         fail(type(), "scratch", "needs " + std::to_string(scratch_bytes_) + " bytes");
     const uint64_t align = device_.caps().min_storage_buffer_offset_alignment;
-    if (scratch_bytes_ && align > 1 && scratch.offset % align != 0)
-        fail(type(), "scratch", "starts at byte " + std::to_string(scratch.offset) +
-                                    ", not a multiple of the device's storage-buffer alignment " + std::to_string(align));
+    if (scratch_bytes_) check_aligned(*this, "scratch", scratch.offset, align);
     if (prepacked.buffer) {
         check_packed(*this, "prepacked", prepacked, align);
         record_prepacked_impl(cmd, inputs, outputs, scratch, prepacked);

@@ -157,6 +157,9 @@ public:
     [[noreturn]] void fail(const Node& node, const std::string& problem,
                            ErrorCode code = ErrorCode::InvalidArgument) const;
     [[noreturn]] void fail(const std::string& problem, ErrorCode code = ErrorCode::InvalidArgument) const;
+    // For a handler of `e` raised while working on `node`: rethrows it as it is when its message
+    // already names the node, else fails naming it (keeping the code). Call only inside the catch.
+    [[noreturn]] void fail_for(const Node& node, const Error& e) const;
 
 private:
     std::vector<Value> values_;
