@@ -21,6 +21,8 @@ const char* conv_kernel_name(ConvKernel kernel) {
         return "implicit_gemm";
     case ConvKernel::TensorCore:
         return "tensor_core";
+    case ConvKernel::FewOutputs:
+        return "few_outputs";
     }
     return "?";
 }
@@ -139,7 +141,7 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
     const bool igemm_ok = desc.group == 1;
     const bool coop_ok = igemm_ok && detail::conv::coop_available(device, desc.input.dtype);
     ConvKernel kernel = desc.kernel;
-    if (uint32_t(kernel) > uint32_t(ConvKernel::TensorCore))
+    if (uint32_t(kernel) > uint32_t(ConvKernel::FewOutputs))
         fail(op, "kernel", "unknown kernel " + std::to_string(uint32_t(kernel)));
     // The implicit GEMM's workgroup computes 64 output channels at once: with fewer than 32 most of
     // its work is padding (Anime4K's 8-channel layers ran 8x slower on it than direct on lavapipe).
@@ -171,14 +173,28 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
         halo_tiles(*halo_fit) * halo_blocks(*halo_fit) < uint64_t(halo_min_groups))
         halo_fit = nullptr;
     const bool halo_shape = halo_fit && g.c >= 32;
+    // Few output channels (conv/few.comp): every output channel of a tile per workgroup, fp32
+    // multiply-adds on staged windows. Its work grows with KH * KW * M where the tensor cores' does
+    // not: on them it takes the layers up to KH * KW * M = VKML_FEW_MAX_WORK (72: a 3x3 layer of 8
+    // outputs); VKML_FEW_MAX_M (8) caps M everywhere, 0 turns it off.
+    static const int64_t few_max_m = detail::conv::tuning_knob("VKML_FEW_MAX_M", 8, 0, 8);
+    static const int64_t few_max_work = detail::conv::tuning_knob("VKML_FEW_MAX_WORK", 72, 0, 200);
+    const bool few_ok = desc.group == 1 && m <= 8 && g.kh == g.kw && (g.kh == 1 || g.kh == 3 || g.kh == 5) &&
+                        g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 && ax_w.pad_begin <= 8;
+    const bool few_auto = few_ok && m <= few_max_m && (!coop_ok || g.kh * g.kw * m <= few_max_work);
     if (kernel == ConvKernel::Auto)
-        kernel = coop_ok && (uint64_t(m) >= detail::conv::coop_min_rows() || halo_shape) ? ConvKernel::TensorCore
+        kernel = few_auto ? ConvKernel::FewOutputs
+                 : coop_ok && (uint64_t(m) >= detail::conv::coop_min_rows() || halo_shape) ? ConvKernel::TensorCore
                  : gemm1x1_ok && m >= 32                               ? ConvKernel::Gemm1x1
                  : igemm_ok && g.kh * g.kw >= 9 && m >= 32             ? ConvKernel::ImplicitGemm
                                                                        : ConvKernel::Direct;
     if (kernel == ConvKernel::Gemm1x1 && !gemm1x1_ok)
         fail(op, "kernel", "gemm1x1 needs a 1x1 kernel, stride 1, no padding and group 1");
     if (kernel == ConvKernel::ImplicitGemm && !igemm_ok) fail(op, "kernel", "implicit_gemm needs group 1");
+    if (kernel == ConvKernel::FewOutputs && !few_ok)
+        fail(op, "kernel",
+             "few_outputs needs group 1, at most 8 output channels, a square 1x1, 3x3 or 5x5 kernel, "
+             "stride 1, dilation 1 and a left pad of at most 8");
     if (kernel == ConvKernel::TensorCore && !coop_ok)
         unsupported(op, igemm_ok ? std::string("tensor_core needs f16 storage and cooperative matrices "
                                                "(VK_NV_cooperative_matrix, 16x16x16 f16 -> f32), which ") +
@@ -221,6 +237,22 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
     detail::conv::ConvSpec spec = detail::conv::conv_spec(
         g, m, oh, ow, ax_h.pad_begin, ax_w.pad_begin, desc.group, conv->has_bias_, desc.residual, act);
     spec.pad_mode = uint32_t(desc.pad_mode);
+    if (kernel == ConvKernel::FewOutputs) {
+        // 16 x 64 output tiles (shaders/conv/few.comp), one workgroup per tile and image.
+        const uint64_t tiles = ((uint64_t(oh) + 15) / 16) * ((uint64_t(ow) + 63) / 64);
+        const auto& limits = device.caps().max_workgroup_count;
+        if (tiles > limits[0] || uint64_t(g.n) > limits[1])
+            fail(op, "input", desc.input.shape.str() + " needs more workgroups than the device's grid allows");
+        const std::string shader = "conv_few" + std::to_string(g.kh) + (m > 4 ? "_m8" : "");
+        conv->groups_ = {uint32_t(tiles), uint32_t(g.n), 1};
+        conv->pipeline_ = &device.pipeline({.shader = detail::shader_for(device, op, shader, desc.input.dtype),
+                                            .bindings = 5,
+                                            .push_constant_bytes = 8,
+                                            .workgroup = {128, 1, 1},
+                                            .specialization = spec.values()});
+        conv->push_ = {desc.activation.alpha, desc.activation.beta, 0.f, 0.f};
+        return conv;
+    }
     // The tensor cores read the weights tap-major: a small re-pack into scratch before each run.
     // fold_kw: [M][KH][C * KW padded to 8] for the staged-window kernel's folded variants;
     // fold_m: [M * KW][KH][C] for its output-folded ones (same size as the weights).
@@ -372,7 +404,7 @@ void Conv::record_with(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, 
         return;
     }
     const gpu::BufferRange bufs[] = {x, wk, b, r, y};
-    if (kernel_ == ConvKernel::ImplicitGemm || kernel_ == ConvKernel::TensorCore)
+    if (kernel_ == ConvKernel::ImplicitGemm || kernel_ == ConvKernel::TensorCore || kernel_ == ConvKernel::FewOutputs)
         cmd.dispatch(*pipeline_, bufs, push, groups_);
     else
         detail::dispatch_1d(cmd, *pipeline_, bufs, push, direct_invocations_);

@@ -10,7 +10,9 @@ void add_conv_ops(std::vector<OpInfo>& out) {
          "asymmetric pads, auto_pad NOTSET/SAME_UPPER/SAME_LOWER/VALID, optional bias, kernel_shape checked "
          "against W. Fused activation and residual add (extra input): y = act(conv + bias + residual). "
          "Kernels: 1x1 GEMM (1x1, stride 1, no pads, group 1), tiled implicit GEMM through shared memory "
-         "(group 1, kernel 3x3 or more; 64x64 tiles, 8 KiB), direct (everything else). In f16 storage on a "
+         "(group 1, kernel 3x3 or more; 64x64 tiles, 8 KiB), few outputs (group 1, at most 8 output "
+         "channels, square 1x1/3x3/5x5, stride 1: every channel of a 16x64 tile per workgroup), direct "
+         "(everything else). In f16 storage on a "
          "device with cooperative matrices: the tensor-core implicit GEMM, or the staged-window kernel for "
          "3x3, 5x5 and 9x9 at stride 1 and 3x3 and 5x5 at stride 2 (group 1, dilation 1, C a multiple of 8, "
          "or few channels folded into the taps; see docs/architecture.md). fp32 accumulation."});

@@ -8,7 +8,9 @@
 //   void tile_b_step(uint k)             before a slice's B loads: k is this invocation's first row
 //   uvec4 tile_load_b8(uint k)           B[k][j..j+7] packed as halves, zeros past TILE_N
 //   const bool TILE_STORE_VEC            eight consecutive columns are eight consecutive outputs
-//   void tile_store8(uint i, uint j, vec4 lo, vec4 hi)   C[i][j..j+7] (TILE_STORE_VEC, j + 8 <= N)
+//   void tile_store8(uint i, uint j, vec4 lo, vec4 hi, uvec4 r)   C[i][j..j+7] (TILE_STORE_VEC, j + 8 <= N),
+//                                                 r: tile_residual8(i, j), loaded beforehand
+//   uvec4 tile_residual8(uint i, uint j)                the residual's unit there (or zeros)
 //
 // Workgroup: CM_WM x CM_WN subgroups of 32 invocations; each owns CM_FM x CM_FN accumulator
 // fragments of 16 x 16, so the workgroup tile is BM = CM_WM * CM_FM * 16 rows by
@@ -130,6 +132,20 @@ void tile_compute(uint i0, uint j0) {
     barrier(); // every subgroup is done with the last slice
     const uint cbase = warp * CM_L * CM_C_ROW;
     const uint r = lane / 2, c0 = (lane % 2) * 8;
+    // The residual units of every fragment this invocation stores, loaded at once (one memory
+    // latency per tile, not one per fragment); zeros where tile_store8 does not run.
+    uvec4 pre[CM_FM * CM_FN];
+#ifdef CM_SPLIT_K
+    const bool whole = CM_SPLIT_K == 1; // split K: the second pass adds the residual
+#else
+    const bool whole = true;
+#endif
+    [[unroll]] for (uint i = 0; i < CM_FM; ++i) {
+        [[unroll]] for (uint j = 0; j < CM_FN; ++j) {
+            const uint gi = i0 + (wm * CM_FM + i) * CM_L + r, gj = j0 + (wn * CM_FN + j) * CM_L + c0;
+            pre[i * CM_FN + j] = whole && gi < TILE_M && TILE_STORE_VEC && gj + 8 <= TILE_N ? tile_residual8(gi, gj) : uvec4(0);
+        }
+    }
     [[unroll]] for (uint i = 0; i < CM_FM; ++i) {
         [[unroll]] for (uint j = 0; j < CM_FN; ++j) {
             coopMatStoreNV(acc[i * CM_FN + j], cm_sh_b, cbase, CM_C_ROW, false);
@@ -148,7 +164,7 @@ void tile_compute(uint i0, uint j0) {
 #endif
             if (gi < TILE_M) {
                 if (TILE_STORE_VEC && gj + 8 <= TILE_N) {
-                    tile_store8(gi, gj, lo, hi);
+                    tile_store8(gi, gj, lo, hi, pre[i * CM_FN + j]);
                 } else {
                     const float v[8] = float[8](lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
                     [[unroll]] for (uint e = 0; e < 8; ++e)

@@ -49,11 +49,10 @@ uvec4 tile_load_b8(uint k) {
 }
 
 const bool TILE_STORE_VEC = TILE_N % 8 == 0;
-void tile_store8(uint i, uint j, vec4 lo, vec4 hi) {
+uvec4 tile_residual8(uint i, uint j) { return HAS_R != 0 ? r8.data[(y_base + i * TILE_N + j) / 8] : uvec4(0); }
+void tile_store8(uint i, uint j, vec4 lo, vec4 hi, uvec4 rr) {
     const uint o = y_base + i * TILE_N + j;
     float v[8] = float[8](lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
-    uvec4 rr = uvec4(0);
-    if (HAS_R != 0) rr = r8.data[o / 8];
     uint h[8];
     [[unroll]] for (uint e = 0; e < 8; ++e) {
         float t = p.alpha * v[e];

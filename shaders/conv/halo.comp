@@ -257,14 +257,16 @@ void stage(uint rg) {
     }
 }
 
-// y = act(acc + bias + residual) for eight consecutive pixels of a row from (oh, ow) in channel m.
-void store8(uint n, uint m, uint oh, uint ow, vec4 lo, vec4 hi) {
+// Whether store8 writes (oh, ow) .. + 7 of a row as one 16-byte unit.
+bool whole_unit(uint ow) { return OW % 8 == 0 && ow + 8 <= OW; }
+
+// y = act(acc + bias + residual) for eight consecutive pixels of a row from (oh, ow) in channel m;
+// r: the residual's unit there, loaded beforehand (whole_unit(ow), HAS_RES).
+void store8(uint n, uint m, uint oh, uint ow, vec4 lo, vec4 hi, uvec4 r) {
     const float v[8] = float[8](lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
     const float b = HAS_BIAS != 0 ? float(bias.data[m]) : 0.0;
     const uint o = ((n * M + m) * OH + oh) * OW + ow;
-    if (OW % 8 == 0 && ow + 8 <= OW) {
-        uvec4 r = uvec4(0);
-        if (HAS_RES != 0) r = res8.data[o / 8];
+    if (whole_unit(ow)) {
         uint h[8];
         [[unroll]] for (uint e = 0; e < 8; ++e) {
             float a = v[e] + b;
@@ -366,6 +368,20 @@ void main() {
             const uint n = t / (TILES_X * TILES_Y), ty = (t / TILES_X) % TILES_Y, tx = t % TILES_X;
             const uint cbase = warp * CM_L * C_ROW;
             const uint r = lane / 2, c0 = (lane % 2) * 8;
+            // The residual units of every fragment this invocation stores, loaded at once: one
+            // memory latency per tile rather than one per fragment (GFF_2 + FDF of esrgan took
+            // 0.31 ms against 0.25 ms for the same layer without a residual).
+            uvec4 rr[CM_FM * CM_FN];
+            [[unroll]] for (uint i = 0; i < CM_FM; ++i) {
+                [[unroll]] for (uint j = 0; j < CM_FN; ++j) {
+                    rr[i * CM_FN + j] = uvec4(0);
+                    const uint m = m0 + (wm * CM_FM + i) * CM_L + r;
+                    const uint p0 = (wn * CM_FN + j) * CM_L + c0;
+                    const uint oh = ty * TH + p0 / TW, ow = tx * TW + p0 % TW;
+                    if (HAS_RES != 0 && m < M && oh < OH && whole_unit(ow))
+                        rr[i * CM_FN + j] = res8.data[(((n * M + m) * OH + oh) * OW + ow) / 8];
+                }
+            }
             [[unroll]] for (uint i = 0; i < CM_FM; ++i) {
                 [[unroll]] for (uint j = 0; j < CM_FN; ++j) {
                     coopMatStoreNV(acc[i * CM_FN + j], sh_x, cbase, C_ROW, false);
@@ -376,7 +392,7 @@ void main() {
                     const uint oh = ty * TH + p0 / TW, ow = tx * TW + p0 % TW;
                     const uint at = cbase + r * C_ROW + c0 / 4;
                     if (m < M && oh < OH && ow < OW)
-                        store8(n, m, oh, ow, uintBitsToFloat(sh_x[at]), uintBitsToFloat(sh_x[at + 1]));
+                        store8(n, m, oh, ow, uintBitsToFloat(sh_x[at]), uintBitsToFloat(sh_x[at + 1]), rr[i * CM_FN + j]);
                     subgroupBarrier();
                     acc[i * CM_FN + j] = fcoopmatNV<32, gl_ScopeSubgroup, CM_L, CM_L>(0.0);
                 }

@@ -151,13 +151,12 @@ uvec4 tile_load_b8(uint k) {
 
 // Eight consecutive columns of one image are eight consecutive pixels of its output planes.
 const bool TILE_STORE_VEC = (OH * OW) % 8 == 0;
-void tile_store8(uint m, uint j, vec4 lo, vec4 hi) {
-    const uint n = j / (OH * OW);
-    const uint o = (n * M + m) * OH * OW + j % (OH * OW);
+uint out_offset(uint m, uint j) { return (j / (OH * OW) * M + m) * OH * OW + j % (OH * OW); }
+uvec4 tile_residual8(uint m, uint j) { return HAS_RES != 0 ? res8.data[out_offset(m, j) / 8] : uvec4(0); }
+void tile_store8(uint m, uint j, vec4 lo, vec4 hi, uvec4 r) {
+    const uint o = out_offset(m, j);
     float v[8] = float[8](lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
     const float b = HAS_BIAS != 0 ? float(bias.data[m]) : 0.0;
-    uvec4 r = uvec4(0);
-    if (HAS_RES != 0) r = res8.data[o / 8];
     uint h[8];
     [[unroll]] for (uint e = 0; e < 8; ++e) {
         float a = v[e] + b;

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "op_test.hpp"
@@ -77,6 +78,11 @@ std::vector<ConvKernel> kernels_for(const ConvCase& c) {
     if (c.group == 1) k.push_back(ConvKernel::ImplicitGemm);
     if (c.group == 1) k.push_back(ConvKernel::TensorCore); // where the device and dtype have them
     if (c.group == 1 && one && no_pad && unit_stride) k.push_back(ConvKernel::Gemm1x1);
+    bool unit_dilation = true;
+    for (int64_t d : c.dilations) unit_dilation = unit_dilation && d == 1;
+    const int64_t kh = c.w.rank() == 4 ? c.w[2] : 1, kw = c.w.rank() == 4 ? c.w[3] : c.w[2];
+    if (c.group == 1 && c.w[0] <= 8 && kh == kw && (kh == 1 || kh == 3 || kh == 5) && unit_stride && unit_dilation)
+        k.push_back(ConvKernel::FewOutputs);
     return k;
 }
 
@@ -437,7 +443,8 @@ TEST_F(ConvTest, StagedWindowTiles) {
         EXPECT_TRUE(op({1, 3, 64, 1024}, {32, 3, 9, 9}, {})->halo());   // folded: 27 virtual channels
         EXPECT_FALSE(op({1, 30, 64, 1024}, {32, 30, 3, 3}, {})->halo()); // 90 virtual channels
         EXPECT_FALSE(op({1, 3, 64, 1024}, {32, 3, 3, 3}, {})->halo());  // 9 virtual channels of 16
-        EXPECT_TRUE(op({1, 64, 64, 1024}, {4, 64, 3, 3}, {})->halo());   // output-folded: 12 rows
+        EXPECT_EQ(op({1, 64, 64, 1024}, {4, 64, 3, 3}, {})->kernel(), ConvKernel::FewOutputs);
+        EXPECT_TRUE(op({1, 64, 64, 1024}, {3, 64, 5, 5}, {})->halo()); // 75 > 72: the tensor cores
     }
 }
 
@@ -491,17 +498,67 @@ TEST_F(ConvTest, ReflectAndEdgePadding) {
                                               .pad_mode = ConvPadMode::Edge}));
 }
 
+TEST_F(ConvTest, FewOutputsTiles) {
+    // conv/few.comp: 16-row x 64-column output tiles (cut here by 21 x 70 and 17 x 131), 4-channel
+    // input chunks with a short last one (C = 7, 13), 1-4 (MB 4) and 5-8 (MB 8) outputs, 1x1, 3x3
+    // and 5x5 with pads from 0 to 2 on each side, batches, bias, residual and activation, and the
+    // reflect / edge paddings.
+    const ops::Activation relu{ActivationKind::Relu};
+    const std::vector<ConvKernel> few{ConvKernel::FewOutputs};
+    check({"few 3x3 M4", {1, 13, 21, 70}, {4, 13, 3, 3}, {}, {1, 1, 1, 1}, {}}, few);
+    check({"few 3x3 M1 batch 2 no pad", {2, 7, 17, 131}, {1, 7, 3, 3}, {}, {}, {}}, few);
+    check({"few 3x3 M8 residual relu", {1, 9, 18, 66}, {8, 9, 3, 3}, {}, {0, 1, 2, 1}, {}, "NOTSET", 1, true, relu,
+           true},
+          few);
+    check({"few 5x5 M3 pads 2", {1, 5, 19, 67}, {3, 5, 5, 5}, {}, {2, 2, 2, 2}, {}}, few);
+    check({"few 5x5 M6 asym pads no bias", {2, 4, 9, 29}, {6, 4, 5, 5}, {}, {1, 2, 0, 2}, {}, "NOTSET", 1, false},
+          few);
+    check({"few 1x1 M7 silu", {1, 11, 17, 65}, {7, 11, 1, 1}, {}, {}, {}, "NOTSET", 1, true,
+           {ActivationKind::Silu}},
+          few);
+    check({"few 1x1 pads 1 M2", {1, 6, 5, 9}, {2, 6, 1, 1}, {}, {1, 1, 1, 1}, {}}, few);
+    check({"few 1-D 1x1", {2, 5, 13}, {3, 5, 1}, {}, {}, {}}, few);
+    for (ops::ConvPadMode mode : {ops::ConvPadMode::Reflect, ops::ConvPadMode::Edge}) {
+        ConvCase c{std::string(mode == ops::ConvPadMode::Reflect ? "reflect" : "edge") + " few 3x3",
+                   {1, 6, 18, 70}, {3, 6, 3, 3}, {}, {1, 1, 1, 1}, {}};
+        c.pad_mode = mode;
+        check(c, few);
+        ConvCase d{std::string(mode == ops::ConvPadMode::Reflect ? "reflect" : "edge") + " few 5x5",
+                   {1, 3, 17, 20}, {5, 3, 5, 5}, {}, {2, 2, 2, 2}, {}};
+        d.pad_mode = mode;
+        check(d, few);
+    }
+    // Shapes it does not run.
+    for (const auto& [x, w, strides, dilations] :
+         std::vector<std::tuple<gpu::Shape, gpu::Shape, std::vector<int64_t>, std::vector<int64_t>>>{
+             {{1, 4, 9, 9}, {9, 4, 3, 3}, {}, {}},
+             {{1, 4, 9, 9}, {4, 4, 3, 3}, {2, 2}, {}},
+             {{1, 4, 9, 9}, {4, 4, 3, 3}, {}, {2, 2}},
+             {{1, 4, 9, 9}, {4, 4, 7, 7}, {}, {}},
+             {{1, 4, 9, 9}, {4, 4, 3, 1}, {}, {}}})
+        EXPECT_THROW(ops::Conv::create(dev(), {.input = {x},
+                                               .weight = {w},
+                                               .strides = strides,
+                                               .dilations = dilations,
+                                               .kernel = ConvKernel::FewOutputs}),
+                     Error)
+            << w.str();
+}
+
 TEST_F(ConvTest, AutoChoosesKernelByShape) {
     auto kernel = [&](gpu::Shape x, gpu::Shape w, int64_t group, std::vector<int64_t> pads) {
         return ops::Conv::create(dev(), {.input = {x}, .weight = {w}, .pads = pads, .group = group})
             ->kernel();
     };
     EXPECT_EQ(kernel({1, 8, 9, 9}, {32, 8, 1, 1}, 1, {}), ConvKernel::Gemm1x1);
-    EXPECT_EQ(kernel({1, 8, 9, 9}, {4, 8, 1, 1}, 1, {}), ConvKernel::Direct); // few channels
+    EXPECT_EQ(kernel({1, 8, 9, 9}, {4, 8, 1, 1}, 1, {}), ConvKernel::FewOutputs); // few channels
     EXPECT_EQ(kernel({1, 8, 9, 9}, {32, 8, 3, 3}, 1, {1, 1, 1, 1}), ConvKernel::ImplicitGemm);
     EXPECT_EQ(kernel({1, 8, 9, 9}, {31, 8, 3, 3}, 1, {1, 1, 1, 1}), ConvKernel::Direct); // few channels
     EXPECT_EQ(kernel({1, 8, 9, 9}, {8, 1, 3, 3}, 8, {1, 1, 1, 1}), ConvKernel::Direct);
-    EXPECT_EQ(kernel({1, 8, 9, 9}, {4, 8, 1, 1}, 1, {1, 1, 1, 1}), ConvKernel::Direct);
+    EXPECT_EQ(kernel({1, 8, 9, 9}, {4, 8, 1, 1}, 1, {1, 1, 1, 1}), ConvKernel::FewOutputs);
+    EXPECT_EQ(kernel({1, 8, 9, 9}, {8, 8, 5, 5}, 1, {2, 2, 2, 2}), ConvKernel::FewOutputs);
+    EXPECT_EQ(kernel({1, 8, 9, 9}, {9, 8, 3, 3}, 1, {1, 1, 1, 1}), ConvKernel::Direct); // 9 outputs
+    EXPECT_EQ(kernel({1, 8, 9, 9}, {4, 8, 3, 5}, 1, {1, 2, 1, 2}), ConvKernel::Direct); // not square
     // f16 storage takes the tensor cores where the device has them, from 12 output channels.
     if (ops::tensor_cores_available(dev(), gpu::DType::f16)) {
         auto f16 = [&](gpu::Shape x, gpu::Shape w, int64_t group) {
@@ -514,11 +571,12 @@ TEST_F(ConvTest, AutoChoosesKernelByShape) {
         EXPECT_EQ(f16({1, 8, 9, 9}, {12, 8, 3, 3}, 1), ConvKernel::TensorCore);
         EXPECT_EQ(f16({1, 6, 9, 9}, {11, 6, 3, 3}, 1), ConvKernel::Direct);
         // ... and at any count where the staged-window kernel runs the shape with 32 or more
-        // input channels (a multiple of 8)
-        EXPECT_EQ(f16({1, 32, 64, 1024}, {4, 32, 3, 3}, 1), ConvKernel::TensorCore);
-        EXPECT_EQ(f16({1, 32, 9, 9}, {4, 32, 3, 3}, 1), ConvKernel::TensorCore);
-        EXPECT_EQ(f16({1, 24, 9, 9}, {4, 24, 3, 3}, 1), ConvKernel::Direct);
-        EXPECT_EQ(f16({1, 16, 64, 1024}, {4, 16, 3, 3}, 1), ConvKernel::Direct);
+        // input channels (a multiple of 8), unless few enough outputs take FewOutputs: up to
+        // KH * KW * M = 72 multiply-adds per input element
+        EXPECT_EQ(f16({1, 32, 64, 1024}, {4, 32, 3, 3}, 1), ConvKernel::FewOutputs);
+        EXPECT_EQ(f16({1, 32, 64, 1024}, {8, 32, 3, 3}, 1), ConvKernel::FewOutputs);
+        EXPECT_EQ(f16({1, 32, 64, 1024}, {4, 32, 5, 5}, 1), ConvKernel::TensorCore);
+        EXPECT_EQ(f16({1, 24, 9, 9}, {4, 24, 3, 3}, 1), ConvKernel::FewOutputs);
         EXPECT_EQ(f16({1, 8, 9, 9}, {8, 1, 3, 3}, 8), ConvKernel::Direct);
     } else {
         EXPECT_THROW(ops::Conv::create(dev(), {.input = {{1, 8, 9, 9}, gpu::DType::f32},

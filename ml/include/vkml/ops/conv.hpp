@@ -33,6 +33,9 @@ enum class ConvKernel : uint8_t {
     ImplicitGemm, // group 1, any kernel: tiled im2col GEMM staged through shared memory
     TensorCore,   // group 1, any kernel, f16 storage, VK_NV_cooperative_matrix: the implicit GEMM
                   // (1x1 / stride 1 / no padding: the plain GEMM) on tensor cores, fp32 accumulation
+    FewOutputs,   // group 1, at most 8 output channels, square 1x1 / 3x3 / 5x5 kernel, stride 1,
+                  // dilation 1: every output channel of a 16x64 tile per workgroup, its input
+                  // window and weights staged in shared memory (conv/few.comp)
 };
 const char* conv_kernel_name(ConvKernel kernel);
 // What the padding reads: zeros (ONNX Conv), or the input mirrored at the edge (ONNX Pad's
@@ -59,8 +62,9 @@ struct ConvDesc {
     ConvPadMode pad_mode = ConvPadMode::Zero;
     Activation activation;
     bool residual = false; // adds an input R of the output's shape: y = act(conv + bias + R)
-    // Auto: TensorCore for group 1 in f16 storage on a device with cooperative matrices (from 12
-    // output channels); else Gemm1x1 for 1x1 / stride 1 / no padding / group 1;
+    // Auto: FewOutputs where it runs (at most 8 output channels; on tensor-core devices only while
+    // KH * KW * M <= 72, beyond which the tensor cores win); TensorCore for group 1 in f16 storage
+    // on a device with cooperative matrices (from 12 output channels); else Gemm1x1 for 1x1 / stride 1 / no padding / group 1;
     // ImplicitGemm for group 1 with a kernel of 3x3 (9 taps) or more; Direct otherwise (grouped,
     // depthwise, small kernels).
     ConvKernel kernel = ConvKernel::Auto;
