@@ -207,7 +207,8 @@ struct Session::Impl {
 
     gpu::DType float_dtype(const Node& n) const;
     bool explicit_precision(const Node& n) const;
-    std::map<std::string, graph::detail::ValueStats> stats_by_step(Session& self, std::span<const TensorData> in);
+    std::map<std::string, graph::detail::ValueStats> stats_by_step(Session& self,
+                                                                   std::span<const TensorData> in);
     std::vector<KeptInF32> guard_round(const std::map<std::string, graph::detail::ValueStats>& f32,
                                        const std::map<std::string, graph::detail::ValueStats>& f16,
                                        std::map<std::string, Precision, std::less<>>& marks) const;
@@ -1190,12 +1191,14 @@ bool Session::Impl::explicit_precision(const Node& n) const {
 
 // Runs the inputs through the steps, pausing after each one that writes a float value of the graph
 // to summarise that value (before a later step can reuse its memory).
-std::map<std::string, graph::detail::ValueStats> Session::Impl::stats_by_step(Session& self,
-                                                                              std::span<const TensorData> in) {
+std::map<std::string, graph::detail::ValueStats>
+Session::Impl::stats_by_step(Session& self, std::span<const TensorData> in) {
     const auto& ins = ensure_io(true);
     const auto& outs = ensure_io(false);
     upload_inputs(device, inputs, in, ins, graph.source);
-    auto float_value = [&](ValueId v) { return v != graph::no_value && graph::is_float(graph.value(v).dtype); };
+    auto float_value = [&](ValueId v) {
+        return v != graph::no_value && graph::is_float(graph.value(v).dtype);
+    };
     std::map<std::string, graph::detail::ValueStats> stats;
     size_t begin = 0;
     for (size_t k = 0; k < steps.size(); ++k) {
@@ -1210,16 +1213,18 @@ std::map<std::string, graph::detail::ValueStats> Session::Impl::stats_by_step(Se
             if (!float_value(st.values[j])) continue;
             const Ref& r = st.out[j];
             const gpu::Tensor& t = r.kind == Ref::Kind::Output ? outs[r.id] : st.out_t[j];
-            stats[graph.value(st.values[j]).name] = graph::detail::value_stats(gpu::download_floats(device, t));
+            stats[graph.value(st.values[j]).name] =
+                graph::detail::value_stats(gpu::download_floats(device, t));
         }
     }
     return stats;
 }
 
 // One round: the nodes of this plan that fail f16 and their neighbours, added to `marks`.
-std::vector<KeptInF32> Session::Impl::guard_round(const std::map<std::string, graph::detail::ValueStats>& f32,
-                                                  const std::map<std::string, graph::detail::ValueStats>& f16,
-                                                  std::map<std::string, Precision, std::less<>>& marks) const {
+std::vector<KeptInF32>
+Session::Impl::guard_round(const std::map<std::string, graph::detail::ValueStats>& f32,
+                           const std::map<std::string, graph::detail::ValueStats>& f16,
+                           std::map<std::string, Precision, std::less<>>& marks) const {
     using graph::detail::ValueStats;
     const std::vector<Node>& nodes = graph.nodes();
     std::map<ValueId, size_t> producer;
@@ -1267,7 +1272,8 @@ std::vector<KeptInF32> Session::Impl::guard_round(const std::map<std::string, gr
         return s;
     };
     auto keep = [&](const Node& n, const std::string& reason) {
-        if (n.name.empty() || marks.count(n.name) || explicit_precision(n) || float_dtype(n) == gpu::DType::f32)
+        if (n.name.empty() || marks.count(n.name) || explicit_precision(n) ||
+            float_dtype(n) == gpu::DType::f32)
             return;
         marks[n.name] = Precision::F32;
         for (const std::string& f : n.get_strings("vkml_fused")) marks[f] = Precision::F32;
@@ -1288,7 +1294,8 @@ std::vector<KeptInF32> Session::Impl::guard_round(const std::map<std::string, gr
             keep(nodes[i], why);
             for (ValueId o : nodes[i].outputs)
                 if (const auto it = sources.find(o);
-                    it != sources.end() && std::find(it->second.begin(), it->second.end(), v) != it->second.end())
+                    it != sources.end() &&
+                    std::find(it->second.begin(), it->second.end(), v) != it->second.end())
                     keep_consumers(o, why);
         }
     };

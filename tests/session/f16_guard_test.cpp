@@ -122,8 +122,9 @@ TEST_F(F16Guard, TinyActivationsAllZeroInF16AreRightWithTheGuard) {
     EXPECT_TRUE(guarded.calibrated());
     EXPECT_LT(max_rel_error(out[0], want), 3e-3);
     using P = std::pair<std::string, std::string>;
-    EXPECT_EQ(pairs(guarded.kept_in_f32()),
-              (std::vector<P>{{"grow1", "neighbour of shrink2"}, {"shrink1", "neighbour of shrink2"}, {"shrink2", "underflow"}}));
+    EXPECT_EQ(pairs(guarded.kept_in_f32()), (std::vector<P>{{"grow1", "neighbour of shrink2"},
+                                                            {"shrink1", "neighbour of shrink2"},
+                                                            {"shrink2", "underflow"}}));
     for (const char* n : {"shrink1", "shrink2", "grow1"}) EXPECT_TRUE(step_in_f32(guarded, n)) << n;
     EXPECT_FALSE(step_in_f32(guarded, "grow2")) << "a node the guard did not name stays f16";
     EXPECT_NE(guarded.describe().find("kept in f32: "), std::string::npos);
@@ -153,8 +154,9 @@ TEST_F(F16Guard, OverflowInfInF16IsRightWithTheGuard) {
     const auto out = guarded.run(std::vector<TensorData>{x});
     EXPECT_LT(max_rel_error(out[0], want), 3e-3);
     using P = std::pair<std::string, std::string>;
-    EXPECT_EQ(pairs(guarded.kept_in_f32()),
-              (std::vector<P>{{"down1", "neighbour of up2"}, {"up1", "neighbour of up2"}, {"up2", "overflow"}}));
+    EXPECT_EQ(
+        pairs(guarded.kept_in_f32()),
+        (std::vector<P>{{"down1", "neighbour of up2"}, {"up1", "neighbour of up2"}, {"up2", "overflow"}}));
 }
 
 // A node the caller pins to f16 stays f16 (and the answer stays wrong, as asked); nothing else is
@@ -174,7 +176,8 @@ TEST_F(F16Guard, ExplicitF16EntriesWin) {
     const auto out = s.run(std::vector<TensorData>{x});
     EXPECT_LT(max_rel_error(out[0], reference(x, tiny_factors)), 3e-3);
     using P = std::pair<std::string, std::string>;
-    EXPECT_EQ(pairs(s.kept_in_f32()), (std::vector<P>{{"shrink1", "neighbour of shrink2"}, {"shrink2", "underflow"}}));
+    EXPECT_EQ(pairs(s.kept_in_f32()),
+              (std::vector<P>{{"shrink1", "neighbour of shrink2"}, {"shrink2", "underflow"}}));
 }
 
 // An ordinary model (Conv, Relu, residual Add, Sigmoid on values of order 1): nothing to keep, and

@@ -100,13 +100,14 @@ TEST(RunArgs, PrecisionModes) {
         const auto f32 = run_args({"m.onnx", "-o", "d", "--precision", v});
         EXPECT_TRUE(f32.session.fp32 && !f32.session.f16_guard) << v;
     }
-    const auto mixed = run_args({"m.onnx", "-o", "d", "--precision", "f16", "--precision", "auto", "--precision",
-                                 "Softmax=f32", "--precision", "conv1=f16"});
+    const auto mixed = run_args({"m.onnx", "-o", "d", "--precision", "f16", "--precision", "auto",
+                                 "--precision", "Softmax=f32", "--precision", "conv1=f16"});
     EXPECT_TRUE(mixed.session.f16_guard);
     EXPECT_EQ(mixed.session.precision.at("Softmax"), Precision::F32);
     EXPECT_EQ(mixed.session.precision.at("conv1"), Precision::F16);
-    EXPECT_NE(error_of([] { (void)run_args({"m.onnx", "-o", "d", "--precision", "fast"}); })
-                  .find("auto, f16, fp32 or KEY=f32|f16, not 'fast'"),
+    EXPECT_NE(error_of([] {
+                  (void)run_args({"m.onnx", "-o", "d", "--precision", "fast"});
+              }).find("auto, f16, fp32 or KEY=f32|f16, not 'fast'"),
               std::string::npos);
 }
 

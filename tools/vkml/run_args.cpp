@@ -118,7 +118,8 @@ RunArgs parse_run_args(Args args) {
         } else if (a == "--free-dim") {
             const auto [k, v] = key_value(value(i, a), a);
             r.session.free_dims[k] = parse_int(v, "--free-dim " + k, 1, int64_t{1} << 31);
-        } else if (a == "--precision" && i + 1 < args.size() && args[i + 1].find('=') == std::string_view::npos) {
+        } else if (a == "--precision" && i + 1 < args.size() &&
+                   args[i + 1].find('=') == std::string_view::npos) {
             const std::string_view v = value(i, a);
             if (v != "auto" && v != "f16" && v != "fp32" && v != "f32")
                 bad_usage("--precision takes auto, f16, fp32 or KEY=f32|f16, not '" + std::string(v) + "'");
