@@ -26,6 +26,7 @@
 #include <set>
 #include <sstream>
 
+#include "f16_guard.hpp"
 #include "lower.hpp"
 #include "vkml/gpu/half.hpp"
 #include "vkml/gpu/stream.hpp"
@@ -65,6 +66,7 @@ struct Step {
     std::vector<gpu::Tensor> in_t, out_t;
     gpu::BufferRange scratch_range;
     gpu::BufferRange prepacked; // the op's constant input packed once (Op::prepack), or none
+    std::vector<ValueId> values; // per op output, the graph value it holds (none: no_value)
 };
 
 struct Alloc {
@@ -191,10 +193,25 @@ struct Session::Impl {
     std::vector<std::optional<Ref>> stored; // per value: where it lives (constants: on demand)
     std::map<std::pair<ValueId, gpu::DType>, Ref> converted;
     std::map<std::pair<ValueId, gpu::DType>, uint32_t> constant_ids;
+    // Values no step writes (views, in-place Concats): the values whose storage they are.
+    std::map<ValueId, std::vector<ValueId>> sources;
+
+    // The f16 guard: the caller's graph and options (rebuilds start from them), what the last
+    // calibration kept in f32, and whether one ran.
+    std::shared_ptr<const Graph> source_graph;
+    SessionOptions user_options;
+    std::vector<KeptInF32> kept;
+    bool calibrated = true;
 
     Impl(gpu::Device& d, const Graph& g, const SessionOptions& o) : device(d), options(o), graph(g) {}
 
     gpu::DType float_dtype(const Node& n) const;
+    bool explicit_precision(const Node& n) const;
+    std::map<std::string, graph::detail::ValueStats> stats_by_step(Session& self,
+                                                                   std::span<const TensorData> in);
+    std::vector<KeptInF32> guard_round(const std::map<std::string, graph::detail::ValueStats>& f32,
+                                       const std::map<std::string, graph::detail::ValueStats>& f16,
+                                       std::map<std::string, Precision, std::less<>>& marks) const;
     graph::detail::Lowered lower_node(const Node& n, std::vector<graph::detail::LowerInput> in);
     void build();
     void expand_inputs();
@@ -360,6 +377,7 @@ void Session::Impl::lower_all() {
                                      : ref_as(src, stored[src] ? stored[src]->dtype : gpu::DType::f32);
             r.shape = l.alias_shape;
             stored[n.outputs.at(0)] = r;
+            sources[n.outputs.at(0)] = {src};
             continue;
         }
         std::vector<Ref> op_in, op_out;
@@ -380,7 +398,11 @@ void Session::Impl::lower_all() {
         }
         std::string name = n.name;
         for (const std::string& f : n.get_strings("vkml_fused")) name += "+" + f;
+        std::vector<ValueId> values(l.op->outputs().size(), graph::no_value);
+        for (size_t j = 0; j < values.size() && j < l.op_outputs.size(); ++j)
+            if (l.op_outputs[j] >= 0) values[j] = n.outputs.at(static_cast<size_t>(l.op_outputs[j]));
         add_step(std::move(name), std::move(l.op), std::move(op_in), std::move(op_out));
+        steps.back().values = std::move(values);
     }
 }
 
@@ -444,6 +466,7 @@ bool Session::Impl::concat_in_place(const Node& n) {
         allocs[slices[k]].parent_offset = starts[k];
     }
     stored[n.outputs[0]] = whole;
+    sources[n.outputs[0]] = n.inputs;
     return true;
 }
 
@@ -801,6 +824,11 @@ void Session::Impl::build() {
 
 Session::Session(gpu::Device& device, const Graph& graph, const SessionOptions& options)
     : impl_(std::make_unique<Impl>(device, graph, options)) {
+    if (options.f16_guard && !options.fp32 && device.caps().storage16) {
+        impl_->source_graph = std::make_shared<const Graph>(graph);
+        impl_->user_options = options;
+        impl_->calibrated = false;
+    }
     impl_->build();
 }
 
@@ -876,6 +904,7 @@ std::string Session::describe() const {
       << m.unshared << "); constants " << m.constants << " bytes";
     if (m.prepacked) o << " (and " << m.prepacked << " re-packed once for their kernels)";
     o << "\n";
+    if (!impl_->kept.empty()) o << "f16 guard: kept in f32: " << to_string(impl_->kept) << "\n";
     return o.str();
 }
 
@@ -1091,6 +1120,7 @@ void Session::run_bounded(std::span<const gpu::Tensor> ins, std::span<const gpu:
 }
 
 std::vector<TensorData> Session::run(std::span<const TensorData> inputs) {
+    if (!impl_->calibrated) calibrate(inputs);
     Impl& im = *impl_;
     const auto& ins = im.ensure_io(true);
     const auto& outs = im.ensure_io(false);
@@ -1116,6 +1146,7 @@ std::map<std::string, TensorData> Session::run(const std::map<std::string, Tenso
 }
 
 SessionProfile Session::profile(std::span<const TensorData> inputs, std::vector<TensorData>* outputs) {
+    if (!impl_->calibrated) calibrate(inputs);
     Impl& im = *impl_;
     gpu::Profiler profiler(im.device, static_cast<uint32_t>(im.steps.size() + 1));
     if (!profiler.supported())
@@ -1136,6 +1167,196 @@ SessionProfile Session::profile(std::span<const TensorData> inputs, std::vector<
     p.op_types.resize(p.records.size());
     for (const auto& r : p.records) p.total_us = std::max(p.total_us, r.start_us + r.duration_us);
     return p;
+}
+
+// ---- The f16 guard ----------------------------------------------------------------------------------
+//
+// Calibration: a reference session of the same graph in f32 and this session's f16 plan each run
+// the inputs step by step, and the float value every step writes is summarised (f16_guard.hpp).
+// A node fails f16 when its value does (f16_failure); the comparison with the f32 run counts only
+// where the node's inputs came through the f16 run intact, so a loss is charged to the node that
+// caused it, not to everything after it. Each node that fails, the nodes producing its inputs and
+// those reading its outputs (through views) go to f32 by name, and the session is rebuilt; up to
+// four rounds, until a round finds nothing more (a second cause behind a first one shows only once
+// the first is fixed). Explicit SessionOptions::precision entries are never overridden.
+
+// Whether the caller's options name this node's precision (by name, a fused node's name, or type).
+bool Session::Impl::explicit_precision(const Node& n) const {
+    const auto& p = user_options.precision;
+    if (p.count(n.name) || p.count(n.op_type)) return true;
+    for (const std::string& f : n.get_strings("vkml_fused"))
+        if (p.count(f)) return true;
+    return false;
+}
+
+// Runs the inputs through the steps, pausing after each one that writes a float value of the graph
+// to summarise that value (before a later step can reuse its memory).
+std::map<std::string, graph::detail::ValueStats>
+Session::Impl::stats_by_step(Session& self, std::span<const TensorData> in) {
+    const auto& ins = ensure_io(true);
+    const auto& outs = ensure_io(false);
+    upload_inputs(device, inputs, in, ins, graph.source);
+    auto float_value = [&](ValueId v) {
+        return v != graph::no_value && graph::is_float(graph.value(v).dtype);
+    };
+    std::map<std::string, graph::detail::ValueStats> stats;
+    size_t begin = 0;
+    for (size_t k = 0; k < steps.size(); ++k) {
+        const Step& st = steps[k];
+        if (std::none_of(st.values.begin(), st.values.end(), float_value) && k + 1 < steps.size()) continue;
+        device.run_now(options.queue, [&](gpu::CommandBuffer& cmd) {
+            self.record_range(cmd, {ins, outs}, begin, k + 1, nullptr);
+            gpu::barrier::compute_to_transfer(cmd);
+        });
+        begin = k + 1;
+        for (size_t j = 0; j < st.values.size(); ++j) {
+            if (!float_value(st.values[j])) continue;
+            const Ref& r = st.out[j];
+            const gpu::Tensor& t = r.kind == Ref::Kind::Output ? outs[r.id] : st.out_t[j];
+            stats[graph.value(st.values[j]).name] =
+                graph::detail::value_stats(gpu::download_floats(device, t));
+        }
+    }
+    return stats;
+}
+
+// One round: the nodes of this plan that fail f16 and their neighbours, added to `marks`.
+std::vector<KeptInF32>
+Session::Impl::guard_round(const std::map<std::string, graph::detail::ValueStats>& f32,
+                           const std::map<std::string, graph::detail::ValueStats>& f16,
+                           std::map<std::string, Precision, std::less<>>& marks) const {
+    using graph::detail::ValueStats;
+    const std::vector<Node>& nodes = graph.nodes();
+    std::map<ValueId, size_t> producer;
+    std::map<ValueId, std::vector<size_t>> consumers;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+        for (ValueId v : nodes[i].outputs) producer[v] = i;
+        for (ValueId v : nodes[i].inputs) consumers[v].push_back(i);
+    }
+    auto stats_of = [&](const std::map<std::string, ValueStats>& m, ValueId v) -> const ValueStats* {
+        const auto it = m.find(graph.value(v).name);
+        return it == m.end() ? nullptr : &it->second;
+    };
+    auto runtime_float = [&](ValueId v) {
+        return v != graph::no_value && !graph.value(v).is_constant() && graph::is_float(graph.value(v).dtype);
+    };
+    // Whether this f16 run lost value v (a view or in-place Concat: any value it is made of).
+    std::function<bool(ValueId)> lost = [&](ValueId v) -> bool {
+        if (!runtime_float(v)) return false;
+        if (const auto it = sources.find(v); it != sources.end())
+            return std::any_of(it->second.begin(), it->second.end(), lost);
+        const ValueStats *a = stats_of(f32, v), *b = stats_of(f16, v);
+        return a && b && graph::detail::f16_run_lost(*a, *b);
+    };
+    std::vector<std::pair<size_t, std::string>> causes;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+        const Node& n = nodes[i];
+        // A node the caller pinned is left as it is, its neighbours too.
+        if (n.name.empty() || float_dtype(n) == gpu::DType::f32 || explicit_precision(n)) continue;
+        const bool inputs_fit = std::none_of(n.inputs.begin(), n.inputs.end(), lost);
+        for (ValueId v : n.outputs) {
+            if (!runtime_float(v) || sources.count(v)) continue;
+            const ValueStats* a = stats_of(f32, v);
+            if (!a) continue;
+            const std::string why = graph::detail::f16_failure(*a, stats_of(f16, v), inputs_fit);
+            if (!why.empty()) {
+                causes.emplace_back(i, why);
+                break;
+            }
+        }
+    }
+    std::vector<KeptInF32> found;
+    auto display = [&](const Node& n) {
+        std::string s = n.name;
+        for (const std::string& f : n.get_strings("vkml_fused")) s += "+" + f;
+        return s;
+    };
+    auto keep = [&](const Node& n, const std::string& reason) {
+        if (n.name.empty() || marks.count(n.name) || explicit_precision(n) ||
+            float_dtype(n) == gpu::DType::f32)
+            return;
+        marks[n.name] = Precision::F32;
+        for (const std::string& f : n.get_strings("vkml_fused")) marks[f] = Precision::F32;
+        found.push_back({display(n), reason});
+    };
+    for (const auto& [i, why] : causes) keep(nodes[i], why);
+    // Neighbours, through views (a view's storage is its source's).
+    std::function<void(ValueId, const std::string&)> keep_producers = [&](ValueId v, const std::string& why) {
+        if (!runtime_float(v)) return;
+        if (const auto p = producer.find(v); p != producer.end()) keep(nodes[p->second], why);
+        if (const auto it = sources.find(v); it != sources.end())
+            for (ValueId s : it->second) keep_producers(s, why);
+    };
+    std::function<void(ValueId, const std::string&)> keep_consumers = [&](ValueId v, const std::string& why) {
+        const auto c = consumers.find(v);
+        if (c == consumers.end()) return;
+        for (size_t i : c->second) {
+            keep(nodes[i], why);
+            for (ValueId o : nodes[i].outputs)
+                if (const auto it = sources.find(o);
+                    it != sources.end() &&
+                    std::find(it->second.begin(), it->second.end(), v) != it->second.end())
+                    keep_consumers(o, why);
+        }
+    };
+    for (const auto& [i, cause] : causes) {
+        const std::string why = "neighbour of " + display(nodes[i]);
+        for (ValueId v : nodes[i].inputs) keep_producers(v, why);
+        for (ValueId v : nodes[i].outputs) keep_consumers(v, why);
+    }
+    return found;
+}
+
+namespace {
+// A session's Impl built again from its caller's graph and options, with the guard's marks added
+// (an entry the caller made stays as it is).
+std::unique_ptr<Session::Impl> rebuilt(const Session::Impl& from,
+                                       const std::map<std::string, Precision, std::less<>>& marks) {
+    SessionOptions o = from.user_options;
+    for (const auto& [key, p] : marks) o.precision.emplace(key, p);
+    auto im = std::make_unique<Session::Impl>(from.device, *from.source_graph, o);
+    im->source_graph = from.source_graph;
+    im->user_options = from.user_options;
+    im->calibrated = false;
+    im->build();
+    return im;
+}
+} // namespace
+
+std::vector<KeptInF32> Session::calibrate(std::span<const TensorData> inputs) {
+    if (!impl_->source_graph) return {};
+    SessionOptions ref_options = impl_->user_options;
+    ref_options.fp32 = true;
+    ref_options.f16_guard = false;
+    ref_options.precision.clear();
+    Session reference(impl_->device, *impl_->source_graph, ref_options);
+    const auto f32 = reference.impl_->stats_by_step(reference, inputs);
+    std::map<std::string, Precision, std::less<>> marks;
+    if (!impl_->kept.empty()) impl_ = rebuilt(*impl_, marks); // a new calibration starts from f16
+    std::vector<KeptInF32> kept;
+    for (int round = 0; round < 4; ++round) {
+        const auto found = impl_->guard_round(f32, impl_->stats_by_step(*this, inputs), marks);
+        if (found.empty()) break;
+        kept.insert(kept.end(), found.begin(), found.end());
+        impl_ = rebuilt(*impl_, marks);
+    }
+    impl_->kept = kept;
+    impl_->calibrated = true;
+    return kept;
+}
+
+std::string to_string(const std::vector<KeptInF32>& kept) {
+    std::string s;
+    for (const KeptInF32& k : kept) s += (s.empty() ? "" : ", ") + k.node + " (" + k.reason + ")";
+    return s;
+}
+
+const std::vector<KeptInF32>& Session::kept_in_f32() const {
+    return impl_->kept;
+}
+
+bool Session::calibrated() const {
+    return impl_->calibrated;
 }
 
 std::string SessionProfile::table() const {

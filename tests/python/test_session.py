@@ -20,7 +20,7 @@ def cpp_session_outputs(tool, model, name, x, tmp_path, fp32):
     """The model's outputs from the C++ Session, as `vkml run` writes them."""
     np.save(tmp_path / "x.npy", x)
     args = [tool, "run", str(model), "--input", f"{name}={tmp_path / 'x.npy'}", "--output-dir", str(tmp_path / "out")]
-    subprocess.run(args + (["--fp32"] if fp32 else []), check=True, capture_output=True)
+    subprocess.run(args + ["--precision", "fp32" if fp32 else "f16"], check=True, capture_output=True)
     return tmp_path / "out"
 
 
@@ -42,6 +42,21 @@ def test_onnx_model_equals_the_cpp_session(fixtures, tool, tmp_path, precision):
     conv += b[None, :, None, None]
     want = 2 * np.where(conv > 0, conv, 0.125 * conv)
     np.testing.assert_allclose(y, want, rtol=0, atol=1e-4 if precision == "f32" else 3e-2)
+
+
+def test_precision_auto_keeps_tiny_activations_in_f32(fixtures):
+    """y = x * 1e-4 * 1e-4 * 1e4 * 1e4: f16 flushes the 1e-8 activations to zero, the f16 guard does not."""
+    model = fixtures / "tiny_activations.onnx"
+    x = rand((1, 3, 7, 5), seed=5)
+    x = np.copysign(0.5 + 0.5 * np.abs(x), x).astype(np.float32)
+    if not vkml.devices()[0].fp16:
+        pytest.skip("no 16-bit storage: f16 is f32 here")
+    (zeros,) = vkml.InferenceSession(model, precision="f16").run(None, {"x": x})
+    assert not zeros.any()
+    (y,) = vkml.InferenceSession(model, precision="auto").run(None, {"x": x})
+    np.testing.assert_allclose(y, x, rtol=3e-3, atol=0)
+    with pytest.raises(ValueError, match="precision must be"):
+        vkml.InferenceSession(model, precision="fast")
 
 
 def test_inputs_outputs_and_free_dimensions(fixtures):

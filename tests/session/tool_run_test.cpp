@@ -203,6 +203,41 @@ TEST_F(ToolRun, NpyInAndOutMatchesTheSession) {
     fs::remove_all(dir);
 }
 
+// `vkml run --precision auto` (the default) on a model whose activations f16 flushes to zero: plain
+// f16 answers zeros, auto reports the nodes it kept in f32 and answers right, as fp32 does.
+TEST_F(ToolRun, PrecisionAutoKeepsTinyActivationsInF32) {
+    if (!dev().caps().storage16) GTEST_SKIP() << "no 16-bit storage: f16 mode is f32 here";
+    const fs::path model = fs::path(VKML_FIXTURE_DIR) / "tiny_activations.onnx";
+    const fs::path dir = scratch("run-guard");
+    auto v = random_floats(105, 71, -1.f, 1.f);
+    for (float& x : v) x = std::copysign(0.5f + 0.5f * std::fabs(x), x); // |x| in [0.5, 1]
+    const TensorData x = TensorData::from_floats({1, 3, 7, 5}, v);
+    tool::write_npy(dir / "x.npy", x);
+    auto run = [&](const std::string& precision, int& status) {
+        return run_tool(model.string() + " --input " + (dir / "x.npy").string() + " --output-dir " +
+                            (dir / "out").string() + precision,
+                        status);
+    };
+    int status = 0;
+    std::string out = run(" --precision f16", status);
+    ASSERT_EQ(status, 0) << out;
+    EXPECT_EQ(out.find("kept in f32"), std::string::npos) << out;
+    for (float y : tool::read_npy(dir / "out/y.npy").to_floats()) ASSERT_EQ(y, 0.f) << out;
+    for (const std::string mode : {"", " --precision auto", " --precision fp32"}) {
+        out = run(mode, status);
+        ASSERT_EQ(status, 0) << out;
+        if (mode.find("fp32") == std::string::npos) {
+            EXPECT_NE(out.find("f16 guard: kept in f32: "), std::string::npos) << out;
+            EXPECT_NE(out.find("shrink2 (underflow)"), std::string::npos) << out;
+            EXPECT_NE(out.find("grow1 (neighbour of shrink2)"), std::string::npos) << out;
+        } else {
+            EXPECT_EQ(out.find("kept in f32"), std::string::npos) << out;
+        }
+        EXPECT_LT(max_rel_diff(tool::read_npy(dir / "out/y.npy"), x), 3e-3) << mode << "\n" << out;
+    }
+    fs::remove_all(dir);
+}
+
 TEST_F(ToolRun, ErrorsNameTheProblem) {
     const fs::path model = fs::path(VKML_FIXTURE_DIR) / "conv_relu.onnx";
     const fs::path dir = scratch("run-errors");

@@ -88,6 +88,29 @@ TEST(RunArgs, ParsesEveryOption) {
     EXPECT_TRUE(run_args({}).model.empty()); // the caller prints the usage
 }
 
+// --precision auto|f16|fp32 picks the float storage (auto by default: f16 with the guard); the
+// KEY=f32|f16 form still sets one node or op type, next to a mode.
+TEST(RunArgs, PrecisionModes) {
+    const auto d = run_args({"m.onnx", "-o", "d"});
+    EXPECT_TRUE(d.session.f16_guard);
+    EXPECT_FALSE(d.session.fp32);
+    const auto f16 = run_args({"m.onnx", "-o", "d", "--precision", "f16"});
+    EXPECT_FALSE(f16.session.f16_guard || f16.session.fp32);
+    for (std::string_view v : {"fp32", "f32"}) {
+        const auto f32 = run_args({"m.onnx", "-o", "d", "--precision", v});
+        EXPECT_TRUE(f32.session.fp32 && !f32.session.f16_guard) << v;
+    }
+    const auto mixed = run_args({"m.onnx", "-o", "d", "--precision", "f16", "--precision", "auto",
+                                 "--precision", "Softmax=f32", "--precision", "conv1=f16"});
+    EXPECT_TRUE(mixed.session.f16_guard);
+    EXPECT_EQ(mixed.session.precision.at("Softmax"), Precision::F32);
+    EXPECT_EQ(mixed.session.precision.at("conv1"), Precision::F16);
+    EXPECT_NE(error_of([] {
+                  (void)run_args({"m.onnx", "-o", "d", "--precision", "fast"});
+              }).find("auto, f16, fp32 or KEY=f32|f16, not 'fast'"),
+              std::string::npos);
+}
+
 TEST(RunArgs, BadUsageIsAnErrorNamingTheOption) {
     auto bad = [](std::vector<std::string_view> a) { return error_of([&] { (void)run_args(a); }); };
     EXPECT_NE(bad({"m.onnx"}).find("--output-dir is required"), std::string::npos);

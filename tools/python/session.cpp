@@ -81,10 +81,12 @@ public:
                      const std::optional<std::string>& profile_file, const std::string& profile_prefix)
         : path_(path_text(path)), profile_(profile), profile_file_(profile_file.value_or("")),
           profile_prefix_(profile_prefix) {
-        if (precision != "f16" && precision != "f32")
-            throw py::value_error("precision must be \"f16\" (f16 storage where the device has it) or \"f32\", not \"" +
+        if (precision != "f16" && precision != "f32" && precision != "auto")
+            throw py::value_error("precision must be \"f16\" (f16 storage where the device has it), \"auto\" (f16 "
+                                  "with the f16 guard) or \"f32\", not \"" +
                                   precision + "\"");
         options_.fp32 = precision == "f32";
+        options_.f16_guard = precision == "auto";
         for (const auto& [name, shapes] : sequence_inputs) {
             for (const auto& dims : shapes)
                 for (int64_t d : dims)
@@ -421,7 +423,9 @@ void register_session(py::module_& m) {
 
 path: an ONNX file, a TF.js model.json or an Anime4K weights JSON.
 device: None (VKML_DEVICE, else the best device), an index into vkml.devices(), a name substring.
-precision: "f16" (f16 storage where the device has it, f32 arithmetic) or "f32".
+precision: "f16" (f16 storage where the device has it, f32 arithmetic), "auto" (f16 with the f16
+    guard: the first run with each input shape also calibrates, keeping the nodes whose values
+    overflow or underflow f16, and their neighbours, in f32) or "f32".
 free_dims: sizes for the model's free dimensions; dimensions left free take the inputs' sizes at
     run() (a session is built per distinct set of input shapes, the last 4 kept).
 sequence_inputs: {name: [shape, ...]} for inputs that are sequences (or optionals holding one):

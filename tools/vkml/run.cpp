@@ -150,6 +150,9 @@ int run_main(Args args) {
     }
     const auto outputs = session.run(inputs);
     const auto t2 = std::chrono::steady_clock::now();
+    if (!session.kept_in_f32().empty())
+        std::fprintf(stderr, "vkml run: f16 guard: kept in f32: %s\n",
+                     to_string(session.kept_in_f32()).c_str());
     fs::create_directories(out_dir);
     for (size_t j = 0; j < outputs.size(); ++j) {
         const std::string base = file_name(session.outputs()[j].name);
@@ -162,9 +165,10 @@ int run_main(Args args) {
     auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
     const SessionMemory m = session.memory();
     std::printf(
-        "%s on %s: session %.1f ms to create, first run %.1f ms (wall, with uploads); %zu steps; arena "
+        "%s on %s: session %.1f ms to create, first run %.1f ms (wall, with uploads%s); %zu steps; arena "
         "%.2f MiB, constants %.2f MiB\n",
         model.filename().c_str(), device->caps().device_name.c_str(), ms(t1 - t0), ms(t2 - t1),
+        so.f16_guard && !so.fp32 && device->caps().storage16 ? " and the f16 guard's calibration" : "",
         session.steps().size(), static_cast<double>(m.arena) / (1 << 20),
         static_cast<double>(m.constants) / (1 << 20));
     if (profile) {

@@ -66,8 +66,14 @@ void run_usage(FILE* out) {
                  "  --resize WxH         resize images first (default: the model's size, else as is)\n"
                  "  NAME may be left out when the model has one input.\n\n"
                  "options:\n"
-                 "  --fp32               store every tensor in f32 (default: f16 where the device can)\n"
-                 "  --precision KEY=f32|f16  per node name or op type, e.g. Softmax=f32\n"
+                 "  --precision auto|f16|fp32  float storage (default auto): auto is f16 where the device\n"
+                 "                       can, with the f16 guard: the first run is a calibration run (the\n"
+                 "                       model step by step in f32 and in f16) that keeps the nodes whose\n"
+                 "                       values overflow or underflow f16, and their neighbours, in f32,\n"
+                 "                       and reports them; f16 is f16 storage unchecked; fp32 (or f32)\n"
+                 "                       every tensor in f32\n"
+                 "  --fp32               the same as --precision fp32\n"
+                 "  --precision KEY=f32|f16  per node name or op type, e.g. Softmax=f32 (wins over auto)\n"
                  "  --free-dim NAME=SIZE fix a free dimension (e.g. height=64); image inputs fix theirs\n"
                  "  --no-fuse            skip the fusion passes\n"
                  "  --profile            print per-op GPU times and write DIR/profile.json (Chrome trace)\n"
@@ -76,6 +82,7 @@ void run_usage(FILE* out) {
 
 RunArgs parse_run_args(Args args) {
     RunArgs r;
+    r.session.f16_guard = true; // --precision auto
     auto value = [&](size_t& i, std::string_view opt) -> std::string_view {
         if (i + 1 >= args.size()) bad_usage(std::string(opt) + " needs a value");
         return args[++i];
@@ -111,6 +118,13 @@ RunArgs parse_run_args(Args args) {
         } else if (a == "--free-dim") {
             const auto [k, v] = key_value(value(i, a), a);
             r.session.free_dims[k] = parse_int(v, "--free-dim " + k, 1, int64_t{1} << 31);
+        } else if (a == "--precision" && i + 1 < args.size() &&
+                   args[i + 1].find('=') == std::string_view::npos) {
+            const std::string_view v = value(i, a);
+            if (v != "auto" && v != "f16" && v != "fp32" && v != "f32")
+                bad_usage("--precision takes auto, f16, fp32 or KEY=f32|f16, not '" + std::string(v) + "'");
+            r.session.fp32 = v == "fp32" || v == "f32";
+            r.session.f16_guard = v == "auto";
         } else if (a == "--precision") {
             const auto [k, v] = key_value(value(i, a), a);
             if (v != "f32" && v != "f16") bad_usage("--precision " + k + ": f32 or f16, not '" + v + "'");

@@ -12,6 +12,8 @@
 // Data types: float tensors are stored as f16 where the device has 16-bit storage (arithmetic in
 // f32 inside the kernels), unless SessionOptions::fp32 or a per-node override says f32. The
 // session's inputs and outputs keep the model's dtypes; conversions happen inside the session.
+// With SessionOptions::f16_guard, a calibration run (the first run(), or calibrate()) finds the
+// nodes whose values f16 cannot hold and keeps them and their neighbours in f32 (kept_in_f32()).
 //
 // Synchronization: record() puts barriers between dependent ops and one at its start (so an
 // earlier record of the same session, on the same queue, is finished with the arena). The caller
@@ -46,6 +48,12 @@ struct SessionOptions {
     // Per-node precision, keyed by node name or by op type ("Softmax"); a node name wins over its
     // op type. A node whose float dtype differs from its neighbours' gets conversions around it.
     std::map<std::string, Precision, std::less<>> precision;
+    // The f16 guard (f16 storage only): the first run() (or calibrate()) runs the model step by
+    // step once in f32 and once in f16 storage, finds the values f16 cannot hold (overflow: inf/NaN
+    // only in f16, or beyond 65504; underflow: values flushed to zero, or living in f16's subnormal
+    // range) and rebuilds the session with their nodes and those nodes' neighbours in f32; later
+    // runs run that mixed plan at full speed. Entries of `precision` that name a node win.
+    bool f16_guard = false;
     // Sizes for the model's free dimensions (like ONNX Runtime's AddFreeDimensionOverrideByName).
     std::map<std::string, int64_t, std::less<>> free_dims;
     // Whole input shapes by input name; fixes free dimensions (named or anonymous) too.
@@ -139,6 +147,15 @@ private:
     double cost_ = 0;
 };
 
+// A node the f16 guard keeps in f32, and why: "overflow" or "underflow" (its value), or
+// "neighbour of X" (it reads or writes X's value).
+struct KeptInF32 {
+    std::string node;
+    std::string reason;
+};
+// "node (reason), node (reason), ..." for logs.
+std::string to_string(const std::vector<KeptInF32>& kept);
+
 // Per-step GPU times of one run.
 struct SessionProfile {
     std::vector<gpu::TimingRecord> records; // one per step, in recording order
@@ -173,6 +190,17 @@ public:
     // model's dtypes and the inputs' shapes (checked). The session keeps its I/O tensors between calls.
     std::vector<graph::TensorData> run(std::span<const graph::TensorData> inputs);
     std::map<std::string, graph::TensorData> run(const std::map<std::string, graph::TensorData>& inputs);
+
+    // The f16 guard's calibration (SessionOptions::f16_guard) on these inputs, now, instead of on
+    // the first run(): rebuilds the session with the nodes it finds in f32 and returns them (as
+    // kept_in_f32()). Earlier split() chunks, arena() and steps() are stale after it; record()
+    // without a calibration runs the f16 plan as it is. Without the guard, or without f16 storage,
+    // it returns nothing and changes nothing.
+    std::vector<KeptInF32> calibrate(std::span<const graph::TensorData> inputs);
+    // What the last calibration kept in f32 (empty before one, or when everything fits f16).
+    const std::vector<KeptInF32>& kept_in_f32() const;
+    // Whether the f16 guard has calibrated (always true without the guard).
+    bool calibrated() const;
 
     // Records the whole model into `cmd`. With a profiler, each step is one timestamp scope (the
     // caller resets the profiler and reads it after the work completes).
