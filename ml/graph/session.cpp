@@ -775,6 +775,8 @@ void Session::Impl::build() {
     if (options.fuse) graph::fuse(graph);
     if (options.fuse && options.fuse_conv_stack && !graph::conv_stack_disabled_by_env())
         graph::fuse_conv_stacks(graph, device, [this](const Node& n) { return float_dtype(n); });
+    if (options.fuse && !graph::attention_disabled_by_env())
+        graph::fuse_attention(graph, device, [this](const Node& n) { return float_dtype(n); });
     graph::prune(graph);
     graph.remove_unused_values();
 

@@ -142,4 +142,21 @@ size_t fuse_conv_stacks(Graph& graph, gpu::Device& device, const FloatPolicy& fl
 // VKML_DISABLE_FUSED_STACK set (and not "0"): sessions do not run fuse_conv_stacks.
 bool conv_stack_disabled_by_env();
 
+// Replaces scaled dot-product attention as exported transformers write it by one node of domain
+// "vkml", op FusedAttention (ops::FusedAttention, one dispatch), where the device runs it:
+//   MatMul(Q', K') -> [Mul or Div by a constant scalar] -> [Where(cond, S, c) or Where(cond, c, S),
+//   c a constant scalar] -> [Add(S, mask), mask any float tensor broadcast to S] -> Softmax over the
+//   last axis -> MatMul(P, V)
+// where Q' is Q or Q times / over a constant scalar, and K' is K^T written as a Transpose of the
+// last two axes of K (or of K times a scalar, or such a Transpose times a scalar: newer exporters
+// scale Q and K by sqrt(scale) each), or any other tensor, then read as K^T. Every intermediate
+// (the scores, each step after them, the probabilities) must be read only by the next step and be
+// no graph output, and every node replaced must have the float dtype `float_dtype` gives the
+// final MatMul. The node's inputs: q, k, v, cond (or no value), mask (or no value); attributes
+// scale (float), k_transposed (int), select_keep (int), fill (float), vkml_fused (the names of
+// the nodes replaced). Needs static shapes. Returns how many it fused.
+size_t fuse_attention(Graph& graph, gpu::Device& device, const FloatPolicy& float_dtype);
+// VKML_DISABLE_FUSED_ATTENTION set (and not "0"): sessions do not run fuse_attention.
+bool attention_disabled_by_env();
+
 } // namespace vkml::graph
