@@ -41,10 +41,12 @@ namespace vkml::graph {
 // Removes nodes whose outputs reach no graph output; returns how many.
 size_t prune(Graph& graph);
 
-// Applies free-dimension overrides and whole input shapes, then checks every graph input is
-// static (the error lists the free dimensions left and how to set them).
+// Applies free-dimension overrides (by name, then by denotation) and whole input shapes, then
+// checks every graph input is static (the error lists the free dimensions left and how to set
+// them).
 void fix_input_shapes(Graph& graph, const std::map<std::string, int64_t, std::less<>>& free_dims,
-                      const std::map<std::string, std::vector<int64_t>, std::less<>>& input_shapes);
+                      const std::map<std::string, std::vector<int64_t>, std::less<>>& input_shapes,
+                      const std::map<std::string, int64_t, std::less<>>& free_dim_denotations = {});
 
 // Whether the host evaluator can compute `node` (op type and domain; inputs not checked).
 bool host_evaluable(const Node& node);
