@@ -3,7 +3,8 @@
 // one and look at the graph in between (graph::dump):
 //
 //   prune               drop nodes no graph output depends on
-//   fix_input_shapes    free-dimension overrides and input shapes: every input static
+//   fix_input_shapes    free-dimension overrides (by name, by denotation) and input shapes: every
+//                       input static
 //   infer_and_fold      static shapes and dtypes for every value, by creating each node's operator
 //                       in topological order and reading its outputs(); nodes whose inputs are all
 //                       constants (and Shape/Size/EyeLike of static shapes) are evaluated on the host in
@@ -20,6 +21,8 @@
 //                       DepthToSpace plus the bilinear 2x input, or the input plus a channel slice)
 //                       into one vkml.FusedConvStack node (ops::FusedConvStack, one dispatch); only
 //                       where the device runs it (shared memory); after fuse
+//   fuse_attention      scaled dot-product attention (MatMul, scale, masks, Softmax, MatMul) into
+//                       one vkml.FusedAttention node (ops::FusedAttention, one dispatch); after fuse
 //
 // Fused nodes keep their ONNX op type and carry vkml attributes the lowering reads:
 //   vkml_activation (string: Relu, LeakyRelu, Clip, Sigmoid, HardSigmoid, HardSwish, Tanh, Elu,
