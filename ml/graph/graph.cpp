@@ -1,6 +1,7 @@
 #include "vkml/graph/graph.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <queue>
 #include <set>
@@ -352,7 +353,8 @@ size_t Graph::set_free_dimension(std::string_view symbol, int64_t size) {
         if (v.shape)
             for (Dim& d : v.shape->dims())
                 if (!d.is_known() && d.symbol == symbol) {
-                    d = Dim::known(size);
+                    d.size = size; // the denotation stays: an override by denotation checks it
+                    d.symbol.clear();
                     ++replaced;
                 }
     return replaced;
@@ -370,6 +372,51 @@ void apply_free_dimension_overrides(Graph& graph,
             for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
             graph.fail("the model has no free dimension named '" + symbol +
                        "' (it has: " + (list.empty() ? std::string("none") : list) + ")");
+        }
+    }
+}
+
+void apply_denotation_overrides(Graph& graph, const std::map<std::string, int64_t, std::less<>>& overrides) {
+    auto lower = [](std::string_view s) {
+        std::string l(s);
+        for (char& c : l) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        return l;
+    };
+    std::set<std::string> denoted; // what the inputs carry, for the error
+    for (ValueId v : graph.inputs())
+        if (const auto& shape = graph.value(v).shape)
+            for (const Dim& d : shape->dims())
+                if (!d.denotation.empty()) denoted.insert(d.denotation);
+    for (const auto& [denotation, size] : overrides) {
+        if (size < 1)
+            graph.fail("free dimension denotation '" + denotation +
+                       "' must be set to a size of at least 1, not " + std::to_string(size));
+        const std::string key = lower(denotation);
+        size_t matched = 0;
+        for (ValueId v : graph.inputs()) {
+            Value& val = graph.value(v);
+            if (!val.shape) continue;
+            for (size_t k = 0; k < val.shape->rank(); ++k) {
+                Dim& d = (*val.shape)[k];
+                if (d.denotation.empty() || lower(d.denotation) != key) continue;
+                ++matched;
+                if (d.is_known()) {
+                    if (d.size != size)
+                        graph.fail("dimension " + std::to_string(k) + " of input '" + val.name + "' (" +
+                                   d.denotation + ") is " + std::to_string(d.size) + ", not the " +
+                                   std::to_string(size) + " its denotation override asks for");
+                } else if (!d.symbol.empty()) {
+                    graph.set_free_dimension(std::string(d.symbol), size); // d itself among them
+                } else {
+                    d.size = size;
+                }
+            }
+        }
+        if (matched == 0) {
+            std::string list;
+            for (const std::string& k : denoted) list += (list.empty() ? "" : ", ") + k;
+            graph.fail("no input dimension of the model has the denotation '" + denotation +
+                       "' (the inputs have: " + (list.empty() ? std::string("none") : list) + ")");
         }
     }
 }

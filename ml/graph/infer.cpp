@@ -160,8 +160,10 @@ size_t prune(Graph& g) {
 }
 
 void fix_input_shapes(Graph& g, const std::map<std::string, int64_t, std::less<>>& free_dims,
-                      const std::map<std::string, std::vector<int64_t>, std::less<>>& input_shapes) {
+                      const std::map<std::string, std::vector<int64_t>, std::less<>>& input_shapes,
+                      const std::map<std::string, int64_t, std::less<>>& free_dim_denotations) {
     if (!free_dims.empty()) apply_free_dimension_overrides(g, free_dims);
+    if (!free_dim_denotations.empty()) apply_denotation_overrides(g, free_dim_denotations);
     bool redeclared = false; // an input given another size than the model declares
     for (const auto& [name, dims] : input_shapes) {
         const ValueId id = g.find(name);
@@ -224,7 +226,8 @@ void fix_input_shapes(Graph& g, const std::map<std::string, int64_t, std::less<>
                 if (!d.is_known()) free.push_back(d.symbol.empty() ? "?" : d.symbol);
         g.fail("input '" + v.name + "' has " +
                    (v.shape ? "free dimensions " + to_string(*v.shape) : std::string("no declared shape")) +
-                   "; give their sizes (SessionOptions::free_dims or input_shapes; `vkml run --free-dim " +
+                   "; give their sizes (SessionOptions::free_dims, free_dim_denotations or input_shapes; "
+                   "`vkml run --free-dim " +
                    (free.empty() || free[0] == "?" ? std::string("NAME") : free[0]) + "=SIZE`)",
                ErrorCode::InvalidArgument);
     }

@@ -265,6 +265,32 @@ Lowered lower_fused_stack(LowerContext& ctx) {
     return single(ops::FusedConvStack::create(ctx.device, d), {0}, {0});
 }
 
+// vkml.FusedAttention (graph::fuse_attention): q, k, v and the additive mask in the node's float
+// dtype, the condition as u8.
+Lowered lower_fused_attention(LowerContext& ctx) {
+    const Node& n = ctx.node;
+    ops::AttentionDesc d;
+    d.q = ctx.desc_as(0, ctx.float_dtype);
+    d.k = ctx.desc_as(1, ctx.float_dtype);
+    d.v = ctx.desc_as(2, ctx.float_dtype);
+    d.k_transposed = n.get_int("k_transposed", 0) != 0;
+    d.scale = n.get_float("scale", 1.f);
+    std::vector<int> ins = {0, 1, 2};
+    if (ctx.has(3)) {
+        d.select = true;
+        d.cond = ctx.desc_as(3, gpu::DType::u8);
+        d.select_keep = n.get_int("select_keep", 1) != 0;
+        d.fill = n.get_float("fill", 0.f);
+        ins.push_back(3);
+    }
+    if (ctx.has(4)) {
+        d.add_mask = true;
+        d.mask = ctx.desc_as(4, ctx.float_dtype);
+        ins.push_back(4);
+    }
+    return single(ops::FusedAttention::create(ctx.device, d), ins, {0});
+}
+
 Lowered lower_conv_transpose(LowerContext& ctx) {
     const Node& n = ctx.node;
     if (ctx.input(0).shape.rank() == 5) return lower_conv3d(ctx);
@@ -1378,7 +1404,7 @@ ops::Activation fused_activation(const Node& node) {
 }
 
 bool lowerable(const Node& node) {
-    if (node.domain == "vkml") return node.op_type == "FusedConvStack";
+    if (node.domain == "vkml") return node.op_type == "FusedConvStack" || node.op_type == "FusedAttention";
     if (node.domain == "ai.onnx.preview.training") return training_types.count(node.op_type) > 0;
     if (!node.domain.empty()) return false;
     const std::string& op = node.op_type;
@@ -1399,6 +1425,8 @@ Lowered lower(LowerContext& ctx) {
         l = lower_reduce(ctx, r->second);
     else if (op == "FusedConvStack" && ctx.node.domain == "vkml")
         l = lower_fused_stack(ctx);
+    else if (op == "FusedAttention" && ctx.node.domain == "vkml")
+        l = lower_fused_attention(ctx);
     else if (op == "BitShift") {
         const std::string dir = ctx.node.get_string("direction", "");
         if (dir != "LEFT" && dir != "RIGHT") ctx.fail("direction must be LEFT or RIGHT, is '" + dir + "'");

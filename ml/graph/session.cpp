@@ -792,12 +792,14 @@ void Session::Impl::build() {
     };
     check_ops(graph);
     expand_inputs();
-    graph::fix_input_shapes(graph, options.free_dims, options.input_shapes);
+    graph::fix_input_shapes(graph, options.free_dims, options.input_shapes, options.free_dim_denotations);
     graph::infer_and_fold(graph, device, [this](const Node& n) { return float_dtype(n); });
     const std::vector<std::string> output_names = expand_outputs();
     if (options.fuse) graph::fuse(graph);
     if (options.fuse && options.fuse_conv_stack && !graph::conv_stack_disabled_by_env())
         graph::fuse_conv_stacks(graph, device, [this](const Node& n) { return float_dtype(n); });
+    if (options.fuse && !graph::attention_disabled_by_env())
+        graph::fuse_attention(graph, device, [this](const Node& n) { return float_dtype(n); });
     graph::prune(graph);
     graph.remove_unused_values();
 

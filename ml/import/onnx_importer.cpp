@@ -253,6 +253,7 @@ ValueType to_type(const onnx::TypeProto& type, const Context& ctx, const std::st
             } else {
                 dims.push_back(graph::Dim::symbolic(d.has_dim_param() ? d.dim_param() : std::string()));
             }
+            dims.back().denotation = d.denotation(); // for overrides by denotation
         }
         out.shape = graph::Shape(std::move(dims));
     }

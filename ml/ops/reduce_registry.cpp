@@ -41,11 +41,17 @@ void add_reduce_ops(std::vector<OpInfo>& out) {
                    "axis (opset 13; before: coerced to 2-D as Softmax); 1 at the first maximum of each row. One "
                    "invocation per row."});
     for (const char* type : {"Softmax", "LogSoftmax"})
-        out.push_back({type, family, floats,
-                       std::string("opset 13 (one axis, negative allowed); max-subtracting online form. ") +
-                           reduce_paths +
-                           " The innermost axis: several invocations per row, vector loads, the row held in "
-                           "registers (ReducePath::Rows)."});
+        out.push_back(
+            {type, family, floats,
+             std::string("opset 13 (one axis, negative allowed); max-subtracting online form. ") +
+                 reduce_paths +
+                 " The innermost axis: several invocations per row, vector loads, the row held in "
+                 "registers (ReducePath::Rows)." +
+                 (std::string(type) == "Softmax"
+                      ? " Inside attention (MatMul, scale, optional masks, Softmax, MatMul) the graph "
+                        "optimizer runs the whole pattern as one FusedAttention kernel instead (online "
+                        "softmax over K/V tiles, the scores never stored; docs/architecture.md)."
+                      : "")});
     const std::string window =
         "1-D, 2-D NCHW and (MaxPool, AveragePool without Indices; one invocation per output) 3-D NCDHW; "
         "kernel_shape, strides, pads, dilations, auto_pad (NOTSET, VALID, "

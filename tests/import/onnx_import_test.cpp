@@ -9,6 +9,7 @@
 #include <string>
 
 #include "import/test_paths.hpp"
+#include "vkml/graph/passes.hpp"
 
 using namespace vkml;
 using namespace vkml::graph;
@@ -380,4 +381,60 @@ TEST(OnnxImport, DebianNodeTestDetails) {
     test::write_bytes(cut_dir / "input_0.pb", bytes);
     expect_error([&] { (void)import::load_onnx_tensor(cut_dir / "input_0.pb"); }, "input_0.pb",
                  ErrorCode::InvalidArgument);
+}
+
+// Dimension denotations are kept, and overrides by denotation set every input dimension so denoted
+// (without case), a named one everywhere its name appears (the output too), an anonymous one alone.
+TEST(OnnxImport, DimensionDenotations) {
+    const Graph g = import::load_onnx(fixture("denoted.onnx"));
+    const Value& x = g.value(g.id("x"));
+    const Value& z = g.value(g.id("z"));
+    ASSERT_TRUE(x.shape && z.shape);
+    EXPECT_EQ((*x.shape)[0].denotation, "DATA_BATCH");
+    EXPECT_EQ((*x.shape)[1].denotation, "DATA_CHANNEL");
+    EXPECT_EQ((*x.shape)[2].denotation, "DATA_FEATURE");
+    EXPECT_EQ((*z.shape)[0].denotation, "DATA_BATCH");
+    EXPECT_EQ((*z.shape)[0].symbol, "");
+    EXPECT_EQ((*z.shape)[1].denotation, "");
+    // A label, not part of the shape.
+    EXPECT_EQ(*x.shape,
+              graph::Shape({graph::Dim::symbolic("B"), graph::Dim::known(2), graph::Dim::symbolic("L")}));
+
+    Graph h = g;
+    graph::apply_denotation_overrides(h, {{"data_batch", 3}, {"DATA_FEATURE", 5}, {"DATA_CHANNEL", 2}});
+    EXPECT_EQ(to_string(*h.value(h.id("x")).shape), "[3,2,5]");
+    EXPECT_EQ(to_string(*h.value(h.id("z")).shape), "[3,2,1]");
+    EXPECT_EQ(to_string(*h.value(h.id("y")).shape), "[3,2,5]");
+    EXPECT_TRUE(h.free_dimensions().empty());
+
+    // A denotation no input has: the error lists those the inputs have.
+    Graph bad = g;
+    expect_error(
+        [&] {
+            graph::apply_denotation_overrides(bad, {{"DATA_TIME", 2}});
+        },
+        "'DATA_TIME' (the inputs have: DATA_BATCH, DATA_CHANNEL, DATA_FEATURE)", ErrorCode::InvalidArgument);
+    // A fixed dimension given another size, directly or through a name override before.
+    expect_error(
+        [&] {
+            graph::apply_denotation_overrides(bad, {{"DATA_CHANNEL", 3}});
+        },
+        "dimension 1 of input 'x' (DATA_CHANNEL) is 2, not the 3", ErrorCode::InvalidArgument);
+    Graph named = g;
+    graph::apply_free_dimension_overrides(named, {{"B", 2}});
+    expect_error(
+        [&] {
+            graph::apply_denotation_overrides(named, {{"DATA_BATCH", 4}});
+        },
+        "dimension 0 of input 'x' (DATA_BATCH) is 2, not the 4", ErrorCode::InvalidArgument);
+    expect_error(
+        [&] {
+            graph::apply_denotation_overrides(bad, {{"DATA_BATCH", 0}});
+        },
+        "at least 1", ErrorCode::InvalidArgument);
+    // Through fix_input_shapes, as a Session applies them: by name, then by denotation.
+    Graph both = g;
+    graph::fix_input_shapes(both, {{"L", 7}}, {}, {{"DATA_BATCH", 1}});
+    EXPECT_EQ(to_string(*both.value(both.id("x")).shape), "[1,2,7]");
+    EXPECT_EQ(to_string(*both.value(both.id("z")).shape), "[1,2,1]");
 }

@@ -109,12 +109,35 @@ def test_session_options(fixtures, tmp_path, monkeypatch):
     bad.optimized_model_filepath = str(tmp_path / "opt.onnx")
     with pytest.raises(ValueError, match="does not write optimized models"):
         vkml.InferenceSession(model, bad)
-    with pytest.raises(ValueError, match="by name only"):
-        bad.add_free_dimension_override_by_denotation("DATA_BATCH", 1)
+    with pytest.raises(ValueError, match="positive int"):
+        bad.add_free_dimension_override_by_denotation("DATA_BATCH", 0)
+    with pytest.raises(TypeError, match="denotation is a str"):
+        bad.add_free_dimension_override_by_denotation(1, 1)
     with pytest.raises(ValueError, match="positive int"):
         bad.add_free_dimension_override_by_name("N", 0)
     with pytest.raises(TypeError, match="sess_options is a vkml.SessionOptions"):
         vkml.InferenceSession(model, {"enable_profiling": True})
+
+
+def test_free_dimension_override_by_denotation(fixtures):
+    """ONNX Runtime's override by denotation (DirectML's documented way to fix the batch): denoted.onnx
+    is y = x + z, x [B (DATA_BATCH), 2, L (DATA_FEATURE)], z [? (DATA_BATCH), 2, 1]."""
+    model = fixtures / "denoted.onnx"
+    so = vkml.SessionOptions()
+    so.add_free_dimension_override_by_denotation("DATA_BATCH", 3)
+    so.add_free_dimension_override_by_denotation("data_feature", 5)  # case does not matter, as in ORT
+    sess = vkml.InferenceSession(model, so, precision="f32")
+    assert [i.shape for i in sess.get_inputs()] == [[3, 2, 5], [3, 2, 1]]
+    x, z = rand((3, 2, 5), 1), rand((3, 2, 1), 2)
+    y, = sess.run(None, {"x": x, "z": z})
+    np.testing.assert_array_equal(y, x + z)
+    # The keyword form, and the two agreeing or an error.
+    kw = vkml.InferenceSession(model, precision="f32", free_dim_denotations={"DATA_BATCH": 3, "DATA_FEATURE": 5})
+    assert [i.shape for i in kw.get_inputs()] == [[3, 2, 5], [3, 2, 1]]
+    with pytest.raises(ValueError, match="'DATA_BATCH' is 2 in free_dim_denotations and 3 in sess_options"):
+        vkml.InferenceSession(model, so, free_dim_denotations={"DATA_BATCH": 2})
+    with pytest.raises(vkml.Error, match="no input dimension of the model has the denotation 'DATA_TIME'"):
+        vkml.InferenceSession(model, free_dim_denotations={"DATA_TIME": 2})
 
 
 def test_run_options(fixtures):

@@ -65,11 +65,20 @@ std::span<const uint8_t> bytes_of(const std::string& s) {
 } // namespace
 
 TEST(RunArgs, ParsesEveryOption) {
-    const auto r =
-        run_args({"m.onnx", "-i",          "x=in.npy",    "--input",    "b.png",     "-o",     "out",
-                  "--fp32", "--precision", "Softmax=f32", "--free-dim", "height=64", "--mean", "1,2,3",
-                  "--std",  "0.5",         "--scale",     "255",        "--layout",  "NHWC",   "--resize",
-                  "32x16",  "--no-fuse",   "--profile",   "--describe"});
+    const auto r = run_args({"m.onnx",      "-i",
+                             "x=in.npy",    "--input",
+                             "b.png",       "-o",
+                             "out",         "--fp32",
+                             "--precision", "Softmax=f32",
+                             "--free-dim",  "height=64",
+                             "--mean",      "1,2,3",
+                             "--std",       "0.5",
+                             "--scale",     "255",
+                             "--layout",    "NHWC",
+                             "--resize",    "32x16",
+                             "--no-fuse",   "--profile",
+                             "--describe",  "--free-dim-denotation",
+                             "DATA_BATCH=2"});
     EXPECT_EQ(r.model, "m.onnx");
     EXPECT_EQ(r.out_dir, "out");
     ASSERT_EQ(r.inputs.size(), 2u);
@@ -78,6 +87,7 @@ TEST(RunArgs, ParsesEveryOption) {
     EXPECT_TRUE(r.session.fp32);
     EXPECT_FALSE(r.session.fuse);
     EXPECT_EQ(r.session.free_dims.at("height"), 64);
+    EXPECT_EQ(r.session.free_dim_denotations.at("DATA_BATCH"), 2);
     EXPECT_EQ(r.image.mean, (std::vector<float>{1, 2, 3}));
     EXPECT_EQ(r.image.scale, 255.f);
     EXPECT_TRUE(r.image.nhwc);
@@ -120,6 +130,9 @@ TEST(RunArgs, BadUsageIsAnErrorNamingTheOption) {
     // Sizes are range-checked before they become ints (a 2^32 + 1 wide resize was 1 pixel wide).
     EXPECT_NE(bad({"m.onnx", "-o", "d", "--resize", "4294967297x1"}).find("1..65536"), std::string::npos);
     EXPECT_NE(bad({"m.onnx", "-o", "d", "--free-dim", "h=0"}).find("h: 0 is not in"), std::string::npos);
+    EXPECT_NE(
+        bad({"m.onnx", "-o", "d", "--free-dim-denotation", "DATA_BATCH=0"}).find("DATA_BATCH: 0 is not in"),
+        std::string::npos);
     EXPECT_NE(bad({"m.onnx", "-o", "d", "--free-dim", "h=99999999999999999999"}).find("not an integer"),
               std::string::npos);
 }

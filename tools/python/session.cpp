@@ -76,6 +76,7 @@ class InferenceSession {
 public:
     InferenceSession(const py::object& path, const py::object& device, const std::string& precision,
                      const std::map<std::string, int64_t>& free_dims,
+                     const std::map<std::string, int64_t>& free_dim_denotations,
                      const std::map<std::string, std::vector<std::vector<int64_t>>>& sequence_inputs,
                      const std::vector<std::string>& absent_inputs, bool profile,
                      const std::optional<std::string>& profile_file, const std::string& profile_prefix)
@@ -106,6 +107,10 @@ public:
             graph_ = import::load_model(path_);
             std::map<std::string, int64_t, std::less<>> overrides(free_dims.begin(), free_dims.end());
             graph::apply_free_dimension_overrides(graph_, overrides);
+            if (!free_dim_denotations.empty())
+                graph::apply_denotation_overrides(
+                    graph_, std::map<std::string, int64_t, std::less<>>(free_dim_denotations.begin(),
+                                                                        free_dim_denotations.end()));
             bool fixed = true;
             std::set<std::string, std::less<>> names;
             for (graph::ValueId id : graph_.inputs()) {
@@ -416,7 +421,8 @@ void register_session(py::module_& m) {
                    std::to_string(p.profile.total_us) + " us>";
         });
 
-    py::class_<InferenceSession>(m, "InferenceSession", R"(A model on a Vulkan device, in ONNX Runtime's shape.
+    py::class_<InferenceSession>(m, "InferenceSession",
+                                 R"(A model on a Vulkan device, in ONNX Runtime's shape.
 
     sess = vkml.InferenceSession("model.onnx", device=0, precision="f16", free_dims={"batch": 1})
     y, = sess.run(None, {"x": x})          # numpy arrays in, numpy arrays out
@@ -428,6 +434,9 @@ precision: "f16" (f16 storage where the device has it, f32 arithmetic), "auto" (
     overflow or underflow f16, and their neighbours, in f32) or "f32".
 free_dims: sizes for the model's free dimensions; dimensions left free take the inputs' sizes at
     run() (a session is built per distinct set of input shapes, the last 4 kept).
+free_dim_denotations: sizes by the dimensions' ONNX denotation ({"DATA_BATCH": 1}, compared without
+    case, as ONNX Runtime's add_free_dimension_override_by_denotation), for every input dimension so
+    denoted.
 sequence_inputs: {name: [shape, ...]} for inputs that are sequences (or optionals holding one):
     the shapes of its tensors, whose count is its length. run() takes a list of arrays for it (or
     each tensor as "name[i]", as get_inputs() lists them).
@@ -438,11 +447,14 @@ profile: time every step of each run on the GPU (the run itself, with a timestam
     "vkml_profile").
 A session serves one thread at a time: a second thread calling run() meanwhile gets a
 RuntimeError. The GIL is released while the GPU works.)")
-        .def(py::init<const py::object&, const py::object&, const std::string&, const std::map<std::string, int64_t>&,
-                      const std::map<std::string, std::vector<std::vector<int64_t>>>&, const std::vector<std::string>&,
-                      bool, const std::optional<std::string>&, const std::string&>(),
+        .def(py::init<const py::object&, const py::object&, const std::string&,
+                      const std::map<std::string, int64_t>&, const std::map<std::string, int64_t>&,
+                      const std::map<std::string, std::vector<std::vector<int64_t>>>&,
+                      const std::vector<std::string>&, bool, const std::optional<std::string>&,
+                      const std::string&>(),
              py::arg("path"), py::kw_only(), py::arg("device") = py::none(), py::arg("precision") = "f16",
              py::arg("free_dims") = std::map<std::string, int64_t>{},
+             py::arg("free_dim_denotations") = std::map<std::string, int64_t>{},
              py::arg("sequence_inputs") = std::map<std::string, std::vector<std::vector<int64_t>>>{},
              py::arg("absent_inputs") = std::vector<std::string>{}, py::arg("profile") = false,
              py::arg("profile_file") = py::none(), py::arg("profile_prefix") = "vkml_profile")
@@ -454,7 +466,8 @@ RuntimeError. The GIL is released while the GPU works.)")
                                "the Profile of the latest run (profile=True), else None")
         .def("end_profiling", &InferenceSession::end_profiling,
              "Writes the latest run's Chrome trace and returns the file name (profile=True).")
-        .def("close", &InferenceSession::close, "Frees the session's GPU memory; later calls raise ValueError.")
+        .def("close", &InferenceSession::close,
+             "Frees the session's GPU memory; later calls raise ValueError.")
         .def_property_readonly("closed", &InferenceSession::closed)
         .def_property_readonly("_model_runs", &InferenceSession::model_runs,
                                "how many times run() ran the model on the GPU (for tests)")
@@ -462,7 +475,10 @@ RuntimeError. The GIL is released while the GPU works.)")
         .def_property_readonly("precision", &InferenceSession::precision)
         .def_property_readonly("_device", &InferenceSession::device)
         .def("__enter__", [](py::object self) { return self; })
-        .def("__exit__", [](InferenceSession& s, const py::args&) { if (!s.closed()) s.close(); })
+        .def("__exit__",
+             [](InferenceSession& s, const py::args&) {
+                 if (!s.closed()) s.close();
+             })
         .def("__repr__", [](const InferenceSession& s) {
             return "<vkml.InferenceSession '" + s.path() + "' " + s.precision() + (s.closed() ? " closed>" : ">");
         });

@@ -75,6 +75,8 @@ void run_usage(FILE* out) {
                  "  --fp32               the same as --precision fp32\n"
                  "  --precision KEY=f32|f16  per node name or op type, e.g. Softmax=f32 (wins over auto)\n"
                  "  --free-dim NAME=SIZE fix a free dimension (e.g. height=64); image inputs fix theirs\n"
+                 "  --free-dim-denotation DENOTATION=SIZE  fix the input dimensions the model denotes\n"
+                 "                       so (ONNX denotations, e.g. DATA_BATCH=1; case does not matter)\n"
                  "  --no-fuse            skip the fusion passes\n"
                  "  --profile            print per-op GPU times and write DIR/profile.json (Chrome trace)\n"
                  "  --describe           print the lowered steps, barriers and memory plan\n");
@@ -118,6 +120,10 @@ RunArgs parse_run_args(Args args) {
         } else if (a == "--free-dim") {
             const auto [k, v] = key_value(value(i, a), a);
             r.session.free_dims[k] = parse_int(v, "--free-dim " + k, 1, int64_t{1} << 31);
+        } else if (a == "--free-dim-denotation") {
+            const auto [k, v] = key_value(value(i, a), a);
+            r.session.free_dim_denotations[k] =
+                parse_int(v, "--free-dim-denotation " + k, 1, int64_t{1} << 31);
         } else if (a == "--precision" && i + 1 < args.size() &&
                    args[i + 1].find('=') == std::string_view::npos) {
             const std::string_view v = value(i, a);

@@ -25,6 +25,9 @@ class SessionOptions:
     enable_profiling, profile_file_prefix: as profile=True; end_profiling() writes
         <prefix>_<date>_<time>.json.
     add_free_dimension_override_by_name(name, size): as free_dims={name: size}.
+    add_free_dimension_override_by_denotation(denotation, size): as free_dim_denotations=
+        {denotation: size}: every input dimension the model denotes so ("DATA_BATCH", compared
+        without case as ONNX Runtime does).
     optimized_model_filepath: must stay empty (vkml does not write optimized models).
     graph_optimization_level, execution_mode, intra_op_num_threads, inter_op_num_threads,
     log_severity_level, log_verbosity_level, logid, enable_cpu_mem_arena, enable_mem_pattern,
@@ -47,6 +50,7 @@ class SessionOptions:
         self.enable_mem_pattern = True
         self.enable_mem_reuse = True
         self._free_dims = {}
+        self._free_dim_denotations = {}
         self._config = {}
 
     def add_free_dimension_override_by_name(self, dim_name, dim_value):
@@ -57,8 +61,12 @@ class SessionOptions:
         self._free_dims[dim_name] = dim_value
 
     def add_free_dimension_override_by_denotation(self, dim_denotation, dim_value):
-        raise ValueError("vkml overrides free dimensions by name only: use add_free_dimension_override_by_name "
-                         f"(or free_dims=), not the denotation '{dim_denotation}'")
+        if not isinstance(dim_denotation, str):
+            raise TypeError(f"a dimension denotation is a str, not {type(dim_denotation).__name__}")
+        if not isinstance(dim_value, int) or isinstance(dim_value, bool) or dim_value < 1:
+            raise ValueError(f"free dimension denotation '{dim_denotation}': the size must be a positive int, "
+                             f"not {dim_value!r}")
+        self._free_dim_denotations[dim_denotation] = dim_value
 
     def add_session_config_entry(self, key, value):
         self._config[str(key)] = str(value)
@@ -68,7 +76,8 @@ class SessionOptions:
 
     def __repr__(self):
         return (f"vkml.SessionOptions(enable_profiling={self.enable_profiling}, "
-                f"profile_file_prefix={self.profile_file_prefix!r}, free_dims={self._free_dims!r})")
+                f"profile_file_prefix={self.profile_file_prefix!r}, free_dims={self._free_dims!r}, "
+                f"free_dim_denotations={self._free_dim_denotations!r})")
 
 
 class RunOptions:
@@ -189,12 +198,13 @@ run(output_names, input_feed, run_options) takes a vkml.RunOptions. What vkml ca
 ValueError or TypeError saying why."""
 
     def __init__(self, path_or_bytes, sess_options=None, providers=None, provider_options=None, *,
-                 device=None, precision=None, free_dims=None, sequence_inputs=None, absent_inputs=None,
-                 profile=None, profile_file=None):
+                 device=None, precision=None, free_dims=None, free_dim_denotations=None, sequence_inputs=None,
+                 absent_inputs=None, profile=None, profile_file=None):
         if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
             raise TypeError("vkml.InferenceSession loads a model file (ONNX, TF.js model.json, Anime4K JSON); "
                             "it does not take the model's bytes: write them to a file and pass its path")
         free = dict(free_dims or {})
+        denoted = dict(free_dim_denotations or {})
         prefix = "vkml_profile"
         if sess_options is not None:
             if not hasattr(sess_options, "enable_profiling"):
@@ -207,6 +217,11 @@ ValueError or TypeError saying why."""
                 if name in free and free[name] != size:
                     raise ValueError(f"free dimension '{name}' is {free[name]} in free_dims and {size} in sess_options")
                 free[name] = size
+            for name, size in getattr(sess_options, "_free_dim_denotations", {}).items():
+                if name in denoted and denoted[name] != size:
+                    raise ValueError(f"free dimension denotation '{name}' is {denoted[name]} in free_dim_denotations "
+                                     f"and {size} in sess_options")
+                denoted[name] = size
             if sess_options.enable_profiling:
                 if profile is False:
                     raise ValueError("profile=False contradicts sess_options.enable_profiling=True")
@@ -227,6 +242,7 @@ ValueError or TypeError saying why."""
             raise ValueError("provider_options without providers: give providers=[...] with one options dict each")
         precision = "f16" if precision is None else precision
         super().__init__(path_or_bytes, device=device, precision=precision, free_dims=free,
+                         free_dim_denotations=denoted,
                          sequence_inputs=dict(sequence_inputs or {}), absent_inputs=list(absent_inputs or []),
                          profile=bool(profile), profile_file=profile_file, profile_prefix=prefix)
         self._sess_options = sess_options if sess_options is not None else SessionOptions()

@@ -175,6 +175,14 @@ private:
 void apply_free_dimension_overrides(Graph& graph,
                                     const std::map<std::string, int64_t, std::less<>>& overrides);
 
+// Free-dimension overrides by denotation (like ONNX Runtime's AddFreeDimensionOverrideByDenotation,
+// which its DirectML provider documents): every dimension of a graph input whose denotation
+// (Dim::denotation, "DATA_BATCH", ...) equals a key, compared case-insensitively as ORT does, gets
+// that size; a named free dimension everywhere its name appears. A key no input dimension carries
+// is an error that lists the denotations the inputs have, as is a size below 1, and a dimension
+// whose size is already fixed (by the model, or by a name override applied before) to another.
+void apply_denotation_overrides(Graph& graph, const std::map<std::string, int64_t, std::less<>>& overrides);
+
 // A readable, stable text form: header, opsets, inputs, constants (dtype and shape only), nodes in
 // order with attributes (subgraphs in full, indented under their node), outputs. Meant for tests,
 // debugging and `vkml info MODEL`.

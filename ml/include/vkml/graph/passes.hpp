@@ -3,7 +3,8 @@
 // one and look at the graph in between (graph::dump):
 //
 //   prune               drop nodes no graph output depends on
-//   fix_input_shapes    free-dimension overrides and input shapes: every input static
+//   fix_input_shapes    free-dimension overrides (by name, by denotation) and input shapes: every
+//                       input static
 //   infer_and_fold      static shapes and dtypes for every value, by creating each node's operator
 //                       in topological order and reading its outputs(); nodes whose inputs are all
 //                       constants (and Shape/Size/EyeLike of static shapes) are evaluated on the host in
@@ -20,6 +21,8 @@
 //                       DepthToSpace plus the bilinear 2x input, or the input plus a channel slice)
 //                       into one vkml.FusedConvStack node (ops::FusedConvStack, one dispatch); only
 //                       where the device runs it (shared memory); after fuse
+//   fuse_attention      scaled dot-product attention (MatMul, scale, masks, Softmax, MatMul) into
+//                       one vkml.FusedAttention node (ops::FusedAttention, one dispatch); after fuse
 //
 // Fused nodes keep their ONNX op type and carry vkml attributes the lowering reads:
 //   vkml_activation (string: Relu, LeakyRelu, Clip, Sigmoid, HardSigmoid, HardSwish, Tanh, Elu,
@@ -41,10 +44,12 @@ namespace vkml::graph {
 // Removes nodes whose outputs reach no graph output; returns how many.
 size_t prune(Graph& graph);
 
-// Applies free-dimension overrides and whole input shapes, then checks every graph input is
-// static (the error lists the free dimensions left and how to set them).
+// Applies free-dimension overrides (by name, then by denotation) and whole input shapes, then
+// checks every graph input is static (the error lists the free dimensions left and how to set
+// them).
 void fix_input_shapes(Graph& graph, const std::map<std::string, int64_t, std::less<>>& free_dims,
-                      const std::map<std::string, std::vector<int64_t>, std::less<>>& input_shapes);
+                      const std::map<std::string, std::vector<int64_t>, std::less<>>& input_shapes,
+                      const std::map<std::string, int64_t, std::less<>>& free_dim_denotations = {});
 
 // Whether the host evaluator can compute `node` (op type and domain; inputs not checked).
 bool host_evaluable(const Node& node);
@@ -141,5 +146,22 @@ FusionReport fuse(Graph& graph, const FusionOptions& options = {});
 size_t fuse_conv_stacks(Graph& graph, gpu::Device& device, const FloatPolicy& float_dtype);
 // VKML_DISABLE_FUSED_STACK set (and not "0"): sessions do not run fuse_conv_stacks.
 bool conv_stack_disabled_by_env();
+
+// Replaces scaled dot-product attention as exported transformers write it by one node of domain
+// "vkml", op FusedAttention (ops::FusedAttention, one dispatch), where the device runs it:
+//   MatMul(Q', K') -> [Mul or Div by a constant scalar] -> [Where(cond, S, c) or Where(cond, c, S),
+//   c a constant scalar] -> [Add(S, mask), mask any float tensor broadcast to S] -> Softmax over the
+//   last axis -> MatMul(P, V)
+// where Q' is Q or Q times / over a constant scalar, and K' is K^T written as a Transpose of the
+// last two axes of K (or of K times a scalar, or such a Transpose times a scalar: newer exporters
+// scale Q and K by sqrt(scale) each), or any other tensor, then read as K^T. Every intermediate
+// (the scores, each step after them, the probabilities) must be read only by the next step and be
+// no graph output, and every node replaced must have the float dtype `float_dtype` gives the
+// final MatMul. The node's inputs: q, k, v, cond (or no value), mask (or no value); attributes
+// scale (float), k_transposed (int), select_keep (int), fill (float), vkml_fused (the names of
+// the nodes replaced). Needs static shapes. Returns how many it fused.
+size_t fuse_attention(Graph& graph, gpu::Device& device, const FloatPolicy& float_dtype);
+// VKML_DISABLE_FUSED_ATTENTION set (and not "0"): sessions do not run fuse_attention.
+bool attention_disabled_by_env();
 
 } // namespace vkml::graph

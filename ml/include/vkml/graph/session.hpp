@@ -56,6 +56,9 @@ struct SessionOptions {
     bool f16_guard = false;
     // Sizes for the model's free dimensions (like ONNX Runtime's AddFreeDimensionOverrideByName).
     std::map<std::string, int64_t, std::less<>> free_dims;
+    // Sizes by dimension denotation ("DATA_BATCH": 1; like ONNX Runtime's
+    // AddFreeDimensionOverrideByDenotation): every input dimension the model denotes so.
+    std::map<std::string, int64_t, std::less<>> free_dim_denotations;
     // Whole input shapes by input name; fixes free dimensions (named or anonymous) too.
     std::map<std::string, std::vector<int64_t>, std::less<>> input_shapes;
     // Values for inputs that parameterize the model rather than carry data (a Reshape's target,

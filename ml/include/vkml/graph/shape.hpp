@@ -13,11 +13,16 @@ namespace vkml::graph {
 struct Dim {
     int64_t size = -1;  // >= 0 when known
     std::string symbol; // the free dimension's name when size is unknown; may be empty (anonymous)
+    // What the dimension means, as ONNX's dimension denotation says ("DATA_BATCH",
+    // "DATA_CHANNEL", ...; empty when the model says nothing). A label for free-dimension
+    // overrides by denotation (apply_free_dimension_overrides), not part of the shape: equality
+    // ignores it.
+    std::string denotation;
 
-    static Dim known(int64_t n) { return Dim{n, {}}; }
-    static Dim symbolic(std::string name) { return Dim{-1, std::move(name)}; }
+    static Dim known(int64_t n) { return Dim{n, {}, {}}; }
+    static Dim symbolic(std::string name) { return Dim{-1, std::move(name), {}}; }
     bool is_known() const { return size >= 0; }
-    bool operator==(const Dim&) const = default;
+    bool operator==(const Dim& o) const { return size == o.size && symbol == o.symbol; }
 };
 
 class Shape {

@@ -77,4 +77,63 @@ private:
     std::array<uint32_t, 3> groups_{};
 };
 
+// ---------------------------------------------------------------------------------------------
+// FusedAttention: scaled dot-product attention in one dispatch (shaders/fused/attention.comp),
+//
+//   S = scale * Q K^T                     Q: [batch..., Sq, D], K: [batch..., Sk, D]
+//   S = select ? (cond == select_keep ? S : fill) : S       cond: bool, broadcast to S
+//   S = S + mask                          mask: float, broadcast to S ([batch..., Sq, Sk])
+//   Y = softmax(S, last axis) V           V: [batch..., Sk, Dv], Y: [batch..., Sq, Dv]
+//
+// as the MatMul -> Mul/Div -> (Where) -> (Add) -> Softmax -> MatMul pattern of exported
+// transformers computes it (graph::fuse_attention finds it). The batch dimensions broadcast as
+// MatMul's do (numpy; multi-query attention's K and V of one head). With k_transposed, `k` holds
+// K^T ([batch..., D, Sk]) and is read as such, so no transposed copy is made.
+//
+// A workgroup owns a block of query rows of one batch index and walks K and V in tiles staged
+// through shared memory, keeping a running row maximum, sum and output (online softmax, as
+// flash attention does): the scores never reach memory. Sums and the softmax are fp32; Q, K, V,
+// the mask and Y are stored in f32 or f16 (Q, K, V and Y of one dtype; the additive mask too).
+// A row whose every score is -inf gets the mean of V's rows, as vkml's Softmax gives such a row
+// equal weights.
+struct AttentionDesc {
+    TensorDesc q, k, v;
+    bool k_transposed = false;
+    float scale = 1.f;
+    bool select = false;     // a boolean mask `cond` (u8) selects between the score and `fill`
+    bool select_keep = true; // the score is kept where cond == select_keep
+    float fill = 0.f;
+    TensorDesc cond;       // select only
+    bool add_mask = false; // an additive float `mask`
+    TensorDesc mask;
+    // Query rows and key rows per tile; {0, 0}: chosen from the shapes and the device's shared
+    // memory (tests pick each size).
+    std::array<int, 2> tile{0, 0};
+};
+
+class FusedAttention final : public Op {
+public:
+    // The largest D and Dv the kernel takes.
+    static constexpr int64_t max_head_dim = 256;
+    // Inputs in this order: q, k, v, then cond (with select), then mask (with add_mask).
+    static std::unique_ptr<FusedAttention> create(gpu::Device& device, const AttentionDesc& desc);
+    // Whether create() would succeed, without building anything; `why` says why not.
+    static bool supported(gpu::Device& device, const AttentionDesc& desc, std::string* why = nullptr);
+    const char* type() const override { return "FusedAttention"; }
+
+    std::array<int, 2> tile() const { return tile_; }
+    uint32_t shared_bytes() const { return shared_bytes_; }
+
+private:
+    explicit FusedAttention(gpu::Device& device) : Op(device) {}
+    void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const gpu::BufferRange& scratch) const override;
+    const gpu::Pipeline* pipeline_ = nullptr;
+    std::array<int, 2> tile_{};
+    uint32_t shared_bytes_ = 0;
+    std::array<uint32_t, 3> groups_{};
+    bool has_cond_ = false, has_mask_ = false;
+    std::array<uint32_t, 32> push_{}; // the shader's push constants (shapes and strides)
+};
+
 } // namespace vkml::ops
