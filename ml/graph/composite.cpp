@@ -20,7 +20,7 @@
 #include <algorithm>
 
 #include "op_types.hpp"
-#include "vkml/graph/passes.hpp"
+#include "passes.hpp"
 
 namespace vkml::graph {
 

@@ -21,7 +21,7 @@
 
 #include "lower.hpp"
 #include "op_types.hpp"
-#include "vkml/graph/passes.hpp"
+#include "passes.hpp"
 
 namespace vkml::graph {
 

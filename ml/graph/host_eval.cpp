@@ -12,7 +12,7 @@
 #include <set>
 
 #include "vkml/gpu/half.hpp"
-#include "vkml/graph/passes.hpp"
+#include "passes.hpp"
 #include "vkml/ops/layout.hpp"
 
 #include "lower.hpp"

@@ -974,7 +974,7 @@ struct App::FrameLoop {
           << ",\n  \"frames\": " << frame << ",\n  \"warmup_frames\": " << warmup
           << ",\n  \"async_compute_requested\": " << (app.async_compute_ ? "true" : "false")
           << ",\n  \"async_compute_used\": "
-          << (graph.compiled() && graph.plan().uses_async_compute ? "true" : "false")
+          << (graph.uses_async_compute() ? "true" : "false")
           << ",\n  \"wall_ms_per_frame\": " << wall_ms << ",\n  \"gpu_frame_ms_median\": " << median(gpu_frame_ms)
           << ",\n  \"info\": {";
         bool first = true;

@@ -7,7 +7,7 @@
 
 #include "graph/lower.hpp"
 #include "graph/op_types.hpp"
-#include "vkml/graph/passes.hpp"
+#include "graph/passes.hpp"
 #include "vkml/ops/elementwise.hpp"
 #include "vkml/ops/reduce.hpp"
 #include "vkml/ops/registry.hpp"
