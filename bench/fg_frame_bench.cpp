@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "fg/plan.hpp"
 #include "host_renderer.hpp"
 #include "vkml/fg/executor.hpp"
 #include "vkml/fg/ml_pass.hpp"

@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "vkml/shader_ids.hpp"
 #include "vkml/vkml.hpp"
 
 namespace {

@@ -6,6 +6,7 @@
 
 #include "json_out.hpp"
 #include "warm_up.hpp"
+#include "vkml/shader_ids.hpp"
 #include "vkml/vkml.hpp"
 
 namespace vkml::bench {

@@ -539,4 +539,8 @@ const Plan& FrameGraph::plan() const {
     return *impl_->plan;
 }
 
+bool FrameGraph::uses_async_compute() const {
+    return impl_->plan && impl_->plan->uses_async_compute;
+}
+
 } // namespace vkml::fg

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "plan.hpp"
 #include "vkml/fg/frame_graph.hpp"
 
 namespace vkml::fg {

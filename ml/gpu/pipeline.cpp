@@ -12,6 +12,7 @@
 #include "vkml/error.hpp"
 #include "vkml/gpu/device.hpp"
 #include "vkml/gpu/image.hpp"
+#include "vkml/shader_ids.hpp"
 
 namespace vkml::gpu {
 

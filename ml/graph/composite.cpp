@@ -18,16 +18,14 @@
 // The f32 nodes of the integer ops carry vkml_fp32, which the session's precision policy honours,
 // so an f16 session computes them exactly as well.
 #include <algorithm>
-#include <set>
 
-#include "vkml/graph/passes.hpp"
+#include "op_types.hpp"
+#include "passes.hpp"
 
 namespace vkml::graph {
 
 namespace {
 
-const std::set<std::string, std::less<>> composite_types = {"MeanVarianceNormalization", "MatMulInteger",
-                                                            "ConvInteger", "STFT", "QLinearMatMul", "QLinearConv"};
 
 constexpr int64_t onnx_float = 1, onnx_int32 = 6;
 constexpr int64_t exact_f32 = int64_t{1} << 24; // every integer of magnitude up to this is an f32
@@ -380,7 +378,8 @@ struct Composer {
 } // namespace
 
 bool composite_type(const Node& node) {
-    return node.domain.empty() && composite_types.count(node.op_type) > 0;
+    const detail::OpType* t = detail::find_op_type(node.domain, node.op_type);
+    return t && t->expand == detail::Expand::composite;
 }
 
 bool composite_op(const Graph& graph, const Node& node) {

@@ -18,19 +18,15 @@
 // value computed on the device is an error naming the node and the value, as are loops past
 // max_loop_iterations and expansions past max_expanded_nodes.
 #include <algorithm>
-#include <set>
 
 #include "lower.hpp"
-#include "vkml/graph/passes.hpp"
+#include "op_types.hpp"
+#include "passes.hpp"
 
 namespace vkml::graph {
 
 namespace {
 
-const std::set<std::string, std::less<>> structural_types = {
-    "SequenceConstruct", "SequenceEmpty",  "SequenceInsert",     "SequenceErase",      "SequenceAt",
-    "SequenceLength",    "SplitToSequence", "ConcatFromSequence", "Optional",           "OptionalHasElement",
-    "OptionalGetElement", "If",             "Loop",               "Scan",               "SequenceMap"};
 
 std::string quoted(const Graph& g, ValueId v) {
     return "'" + g.value(v).name + "'";
@@ -739,8 +735,8 @@ void Expander::sequence_map() {
 } // namespace
 
 bool structural_op(const Node& node) {
-    if (node.domain == "vkml") return node.op_type == "IfSelect" || node.op_type == "Stack";
-    return node.domain.empty() && structural_types.count(node.op_type) > 0;
+    const detail::OpType* t = detail::find_op_type(node.domain, node.op_type);
+    return t && t->expand == detail::Expand::structural;
 }
 
 bool resolved_at_build(const Graph& graph, const Node& node) {

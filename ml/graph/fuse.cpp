@@ -8,7 +8,7 @@
 #include <tuple>
 
 #include "vkml/gpu/half.hpp"
-#include "vkml/graph/passes.hpp"
+#include "passes.hpp"
 
 namespace vkml::graph {
 

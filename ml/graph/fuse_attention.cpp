@@ -14,7 +14,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "vkml/graph/passes.hpp"
+#include "passes.hpp"
 #include "vkml/ops/fused.hpp"
 
 namespace vkml::graph {

@@ -13,7 +13,7 @@
 #include <cstdlib>
 #include <set>
 
-#include "vkml/graph/passes.hpp"
+#include "passes.hpp"
 #include "vkml/ops/fused.hpp"
 
 namespace vkml::graph {

@@ -12,10 +12,11 @@
 #include <set>
 
 #include "vkml/gpu/half.hpp"
-#include "vkml/graph/passes.hpp"
+#include "passes.hpp"
 #include "vkml/ops/layout.hpp"
 
 #include "lower.hpp"
+#include "op_types.hpp"
 
 namespace vkml::graph {
 
@@ -250,23 +251,6 @@ int64_t py_mod(int64_t a, int64_t b) {
     const int64_t r = a % b;
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
-
-const std::set<std::string, std::less<>> unary_ops = {
-    "Neg",  "Abs", "Floor", "Ceil", "Round", "Sqrt", "Reciprocal", "Exp", "Log",
-    "Sign", "Not", "Relu",  "Sin",  "Cos",   "Tanh", "Sigmoid",    "Erf", "Identity"};
-const std::set<std::string, std::less<>> binary_ops = {
-    "Add", "Sub", "Mul", "Div", "Pow", "Mod", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
-    "And", "Or",  "Xor"};
-const std::set<std::string, std::less<>> variadic_ops = {"Max", "Min", "Sum", "Mean"};
-const std::set<std::string, std::less<>> other_ops = {
-    "Shape",      "Size",      "Cast",      "CastLike",   "Reshape",         "Flatten",
-    "Squeeze",    "Unsqueeze", "Concat",    "Gather",     "Slice",           "Transpose",
-    "Expand",     "Tile",      "Where",     "Range",      "ConstantOfShape", "ReduceSum",
-    "ReduceProd", "ReduceMax", "ReduceMin", "ReduceMean", "Dropout",         "ScatterND",
-    // Data-dependent output shapes, or outputs made from attributes and shapes alone: these run
-    // on the host only, so their inputs must be constants (EyeLike reads only its input's shape).
-    "NonZero",    "EyeLike",   "HannWindow", "HammingWindow", "BlackmanWindow", "Compress", "Unique",
-    "MelWeightMatrix", "TfIdfVectorizer"};
 
 Array unary(const std::string& op, const Array& x) {
     Array r = x;
@@ -550,9 +534,8 @@ Array tfidf(const Graph& g, const Node& n, const Array& x) {
 } // namespace
 
 bool host_evaluable(const Node& node) {
-    if (!node.domain.empty()) return false;
-    const std::string& op = node.op_type;
-    return unary_ops.count(op) || binary_ops.count(op) || variadic_ops.count(op) || other_ops.count(op);
+    const detail::OpType* t = detail::find_op_type(node.domain, node.op_type);
+    return t && t->host != detail::HostEval::no;
 }
 
 std::vector<TensorData> host_evaluate(const Graph& g, const Node& n,
@@ -619,18 +602,23 @@ std::vector<TensorData> host_evaluate(const Graph& g, const Node& n,
         if (a.floating()) g.fail(n, "input " + std::to_string(k) + " must be an integer tensor");
         return a.i;
     };
+    using detail::HostEval;
+    const detail::OpType* type = detail::find_op_type(n.domain, op);
+    const HostEval how = type ? type->host : HostEval::no;
     Array r;
     std::vector<Array> more; // outputs 1, 2, ... of ops with several
     try {
-        if (op == "Identity" || op == "Dropout") {
+        if (how == HostEval::no) {
+            g.fail(n, "cannot be evaluated on the host", ErrorCode::Unsupported);
+        } else if (how == HostEval::copy) {
             r = input(0);
-        } else if (unary_ops.count(op)) {
+        } else if (how == HostEval::unary) {
             r = unary(op, input(0));
-        } else if (binary_ops.count(op)) {
+        } else if (how == HostEval::binary) {
             const Array& a = input(0);
             r = binary(op, a, input(1), n, g);
             if (op == "Pow" && !a.floating()) r.dtype = a.dtype;
-        } else if (variadic_ops.count(op)) {
+        } else if (how == HostEval::variadic) {
             r = input(0);
             std::vector<int64_t> dims = r.dims;
             for (size_t k = 1; k < in.size(); ++k) {
@@ -1109,7 +1097,7 @@ std::vector<TensorData> host_evaluate(const Graph& g, const Node& n,
                     }
                 }
             }
-        } else if (op.starts_with("Reduce")) {
+        } else if (how == HostEval::reduce) {
             r = reduce(op, input(0), axes_of(n, in, 1), n, g);
         } else {
             g.fail(n, "cannot be evaluated on the host", ErrorCode::Unsupported);

@@ -3,7 +3,7 @@
 #include <set>
 
 #include "lower.hpp"
-#include "vkml/graph/passes.hpp"
+#include "passes.hpp"
 
 namespace vkml::graph {
 

@@ -1,11 +1,12 @@
 // Node -> operator lowering: ONNX attributes and constant inputs into ops::*Desc fields, per opset.
 #include "lower.hpp"
 
+#include "op_types.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
-#include <set>
 
 #include "vkml/ops/conv.hpp"
 #include "vkml/ops/conv3d.hpp"
@@ -50,79 +51,6 @@ const auto& reduce_kinds() {
     static const auto m = names_of(ops::ReduceKind::LogSum, ops::reduce_op_name);
     return m;
 }
-
-// Types lowered here beyond the kind tables above.
-const std::set<std::string, std::less<>> other_types = {"Conv",
-                                                        "ConvTranspose",
-                                                        "Gemm",
-                                                        "MatMul",
-                                                        "Clip",
-                                                        "Where",
-                                                        "Cast",
-                                                        "CastLike",
-                                                        "BatchNormalization",
-                                                        "InstanceNormalization",
-                                                        "LayerNormalization",
-                                                        "GroupNormalization",
-                                                        "LRN",
-                                                        "ArgMax",
-                                                        "ArgMin",
-                                                        "TopK",
-                                                        "Softmax",
-                                                        "LogSoftmax",
-                                                        "Hardmax",
-                                                        "CumSum",
-                                                        "MaxPool",
-                                                        "AveragePool",
-                                                        "LpPool",
-                                                        "GlobalAveragePool",
-                                                        "GlobalMaxPool",
-                                                        "GlobalLpPool",
-                                                        "Resize",
-                                                        "Upsample",
-                                                        "DepthToSpace",
-                                                        "SpaceToDepth",
-                                                        "Concat",
-                                                        "Split",
-                                                        "Slice",
-                                                        "Transpose",
-                                                        "Pad",
-                                                        "Gather",
-                                                        "GatherElements",
-                                                        "Expand",
-                                                        "Tile",
-                                                        "Trilu",
-                                                        "ScatterND",
-                                                        "ScatterElements",
-                                                        "Scatter",
-                                                        "GatherND",
-                                                        "OneHot",
-                                                        "GridSample",
-                                                        "Reshape",
-                                                        "Flatten",
-                                                        "Squeeze",
-                                                        "Unsqueeze",
-                                                        "Identity",
-                                                        "Dropout",
-                                                        "NonMaxSuppression",
-                                                        "NegativeLogLikelihoodLoss",
-                                                        "SoftmaxCrossEntropyLoss",
-                                                        "RNN",
-                                                        "GRU",
-                                                        "LSTM",
-                                                        "BitShift",
-                                                        "Einsum",
-                                                        "Det",
-                                                        "QuantizeLinear",
-                                                        "DequantizeLinear",
-                                                        "DFT",
-                                                        "ReverseSequence",
-                                                        "MaxUnpool",
-                                                        "RoiAlign",
-                                                        "DynamicQuantizeLinear"};
-
-// ai.onnx.preview.training ops lowered here.
-const std::set<std::string, std::less<>> training_types = {"Adagrad", "Momentum", "Adam"};
 
 int64_t norm_axis(const LowerContext& ctx, int64_t axis, size_t rank) {
     const int64_t r = static_cast<int64_t>(rank);
@@ -1403,109 +1331,74 @@ ops::Activation fused_activation(const Node& node) {
     return a;
 }
 
+namespace {
+
+// The kind of a type the kind tables name (Unary, Binary, Variadic, Reduce*): op_types.inc lists
+// each of these types with that table's lowering.
+template <class Map> auto kind_of(const LowerContext& ctx, const Map& kinds) {
+    const auto it = kinds.find(ctx.node.op_type);
+    if (it == kinds.end()) ctx.fail("internal: op_types.inc names a lowering whose kind table lacks the type");
+    return it->second;
+}
+Lowered lower_unary(LowerContext& ctx) {
+    return lower_unary(ctx, kind_of(ctx, unary_kinds()));
+}
+Lowered lower_binary(LowerContext& ctx) {
+    return lower_binary(ctx, kind_of(ctx, binary_kinds()));
+}
+Lowered lower_variadic(LowerContext& ctx) {
+    return lower_variadic(ctx, kind_of(ctx, variadic_kinds()));
+}
+Lowered lower_reduce(LowerContext& ctx) {
+    return lower_reduce(ctx, kind_of(ctx, reduce_kinds()));
+}
+
+Lowered lower_bit_shift(LowerContext& ctx) {
+    const std::string dir = ctx.node.get_string("direction", "");
+    if (dir != "LEFT" && dir != "RIGHT") ctx.fail("direction must be LEFT or RIGHT, is '" + dir + "'");
+    return lower_binary(ctx, dir == "LEFT" ? ops::BinaryKind::BitShiftLeft : ops::BinaryKind::BitShiftRight);
+}
+
+Lowered lower_dynamic_quantize(LowerContext& ctx) {
+    arithmetic_dtype(ctx, 0, false);
+    Lowered l = single(ops::DynamicQuantize::create(ctx.device, {ctx.desc(0)}), {0},
+                       {out_or_none(ctx.node, 0), out_or_none(ctx.node, 1), out_or_none(ctx.node, 2)});
+    l.out_ir = {DType::u8, DType::f32, DType::u8};
+    l.out_ir.resize(ctx.node.outputs.size());
+    return l;
+}
+
+using LowerFn = Lowered (*)(LowerContext&);
+constexpr LowerFn lower_none = nullptr;
+
+// (domain, type) -> its lowering, from the `lowering` column of op_types.inc.
+const std::map<std::pair<std::string_view, std::string_view>, LowerFn>& lowerings() {
+    static const auto m = [] {
+        std::map<std::pair<std::string_view, std::string_view>, LowerFn> table;
+        auto add = [&table](std::string_view domain, std::string_view type, LowerFn fn) {
+            if (fn) table.emplace(std::pair(domain, type), fn);
+        };
+#define VKML_OP(domain, type, lowering, host, expand, listed) add(op_domain::domain, #type, LowerFn(lower_##lowering));
+#include "op_types.inc"
+#undef VKML_OP
+        return table;
+    }();
+    return m;
+}
+
+} // namespace
+
 bool lowerable(const Node& node) {
-    if (node.domain == "vkml") return node.op_type == "FusedConvStack" || node.op_type == "FusedAttention";
-    if (node.domain == "ai.onnx.preview.training") return training_types.count(node.op_type) > 0;
-    if (!node.domain.empty()) return false;
-    const std::string& op = node.op_type;
-    return unary_kinds().count(op) || binary_kinds().count(op) || variadic_kinds().count(op) ||
-           reduce_kinds().count(op) || other_types.count(op);
+    return lowerings().count({node.domain, node.op_type}) > 0;
 }
 
 Lowered lower(LowerContext& ctx) {
     const std::string& op = ctx.node.op_type;
-    Lowered l;
-    if (auto u = unary_kinds().find(op); u != unary_kinds().end())
-        l = lower_unary(ctx, u->second);
-    else if (auto b = binary_kinds().find(op); b != binary_kinds().end())
-        l = lower_binary(ctx, b->second);
-    else if (auto v = variadic_kinds().find(op); v != variadic_kinds().end())
-        l = lower_variadic(ctx, v->second);
-    else if (auto r = reduce_kinds().find(op); r != reduce_kinds().end())
-        l = lower_reduce(ctx, r->second);
-    else if (op == "FusedConvStack" && ctx.node.domain == "vkml")
-        l = lower_fused_stack(ctx);
-    else if (op == "FusedAttention" && ctx.node.domain == "vkml")
-        l = lower_fused_attention(ctx);
-    else if (op == "BitShift") {
-        const std::string dir = ctx.node.get_string("direction", "");
-        if (dir != "LEFT" && dir != "RIGHT") ctx.fail("direction must be LEFT or RIGHT, is '" + dir + "'");
-        l = lower_binary(ctx, dir == "LEFT" ? ops::BinaryKind::BitShiftLeft : ops::BinaryKind::BitShiftRight);
-    } else if (op == "Conv")
-        l = lower_conv(ctx);
-    else if (op == "ConvTranspose")
-        l = lower_conv_transpose(ctx);
-    else if (op == "Gemm")
-        l = lower_gemm(ctx);
-    else if (op == "MatMul")
-        l = lower_matmul(ctx);
-    else if (op == "Clip")
-        l = lower_clip(ctx);
-    else if (op == "Where")
-        l = lower_where(ctx);
-    else if (op == "Cast" || op == "CastLike")
-        l = lower_cast(ctx);
-    else if (op == "BatchNormalization")
-        l = lower_batchnorm(ctx);
-    else if (op == "InstanceNormalization" || op == "LayerNormalization" || op == "GroupNormalization" ||
-             op == "LRN")
-        l = lower_norm(ctx);
-    else if (op == "ArgMax" || op == "ArgMin")
-        l = lower_argreduce(ctx);
-    else if (op == "TopK")
-        l = lower_topk(ctx);
-    else if (op == "Softmax" || op == "LogSoftmax" || op == "Hardmax")
-        l = lower_softmax(ctx);
-    else if (op == "MaxPool" || op == "AveragePool" || op == "LpPool")
-        l = lower_pool(ctx);
-    else if (op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "GlobalLpPool")
-        l = lower_global_pool(ctx);
-    else if (op == "Resize" || op == "Upsample")
-        l = lower_resize(ctx);
-    else if (op == "Pad")
-        l = lower_pad(ctx);
-    else if (op == "Slice")
-        l = lower_slice(ctx);
-    else if (op == "Split")
-        l = lower_split(ctx);
-    else if (op == "Concat")
-        l = lower_concat(ctx);
-    else if (op == "Transpose" || op == "DepthToSpace" || op == "SpaceToDepth" || op == "Expand" ||
-             op == "Tile" || op == "Trilu" || op == "Gather" || op == "GatherElements")
-        l = lower_layout(ctx);
-    else if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity" ||
-             op == "Dropout")
-        l = lower_view(ctx);
-    else if (op == "NonMaxSuppression")
-        l = lower_nms(ctx);
-    else if (op == "ScatterND" || op == "ScatterElements" || op == "Scatter" || op == "GatherND" || op == "OneHot")
-        l = lower_indexing(ctx);
-    else if (op == "CumSum")
-        l = lower_cumsum(ctx);
-    else if (op == "Einsum" || op == "Det" || op == "DFT")
-        l = lower_math(ctx);
-    else if (op == "ReverseSequence" || op == "MaxUnpool" || op == "RoiAlign")
-        l = lower_layout_more(ctx);
-    else if (training_types.count(op) && ctx.node.domain == "ai.onnx.preview.training")
-        l = lower_optimizer(ctx);
-    else if (op == "QuantizeLinear" || op == "DequantizeLinear")
-        l = lower_quantize(ctx);
-    else if (op == "DynamicQuantizeLinear") {
-        arithmetic_dtype(ctx, 0, false);
-        l = single(ops::DynamicQuantize::create(ctx.device, {ctx.desc(0)}), {0},
-                   {out_or_none(ctx.node, 0), out_or_none(ctx.node, 1), out_or_none(ctx.node, 2)});
-        l.out_ir = {DType::u8, DType::f32, DType::u8};
-        l.out_ir.resize(ctx.node.outputs.size());
-    }
-    else if (op == "GridSample")
-        l = lower_grid_sample(ctx);
-    else if (op == "RNN" || op == "GRU" || op == "LSTM")
-        l = lower_rnn(ctx);
-    else if (op == "NegativeLogLikelihoodLoss" || op == "SoftmaxCrossEntropyLoss")
-        l = lower_loss(ctx);
-    else
+    const auto it = lowerings().find({ctx.node.domain, op});
+    if (it == lowerings().end())
         ctx.fail("operator " + op + " is not supported by vkml (`vkml ops` lists the supported ones)",
                  ErrorCode::Unsupported);
+    Lowered l = it->second(ctx);
     // Default graph dtypes of the outputs: floats keep the first float input's type, other outputs
     // the first input's (so an i64 stored as i32, or a bool, stays what it is in the graph).
     if (l.out_ir.empty()) {

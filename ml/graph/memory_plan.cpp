@@ -1,4 +1,4 @@
-#include "vkml/graph/memory_plan.hpp"
+#include "memory_plan.hpp"
 
 #include <algorithm>
 #include <numeric>

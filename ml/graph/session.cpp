@@ -31,8 +31,8 @@
 #include "vkml/gpu/half.hpp"
 #include "vkml/gpu/stream.hpp"
 #include "vkml/gpu/transfer.hpp"
-#include "vkml/graph/memory_plan.hpp"
-#include "vkml/graph/passes.hpp"
+#include "memory_plan.hpp"
+#include "passes.hpp"
 #include "vkml/ops/elementwise.hpp"
 
 namespace vkml {

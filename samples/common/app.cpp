@@ -699,63 +699,262 @@ std::vector<std::string> App::take_messages() {
     return std::exchange(impl_->messages, {});
 }
 
-int App::run(Sample& sample) {
-    Impl& w = *impl_;
-    const bool window = !options_.headless;
-    const uint32_t slots = executor_->frames_in_flight();
-    const VkExtent2D extent = this->extent();
+// One App::run: the frame loop as its steps (window events, declaring the graph, presenting or
+// reading back a frame, timings) and the report at the end.
+struct App::FrameLoop {
+    App& app;
+    Impl& w;
+    Sample& sample;
+    const bool window;
+    const uint32_t slots;
+    const VkExtent2D extent;
+    const uint64_t frame_bytes;
+    const int64_t total;  // frames to run; -1: until the window closes
+    const int64_t warmup; // frames left out of the timings
     fg::FrameGraph graph;
     fg::ImageHandle target;    // the swapchain image (window)
     fg::BufferHandle readback; // the readback buffer (headless)
-    const uint64_t frame_bytes = uint64_t(extent.width) * extent.height * 4;
-    if (!window) {
-        std::filesystem::create_directories(options_.out_dir);
-        for (uint32_t i = 0; i < slots; ++i)
-            w.readbacks.push_back(std::make_shared<gpu::Buffer>(
-                *device_, gpu::BufferDesc{.size = frame_bytes,
-                                          .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                                          .memory = gpu::MemoryUsage::Readback,
-                                          .name = "frame readback " + std::to_string(i)}));
-        w.readback_frame.assign(slots, -1);
-        w.readback_submission.assign(slots, {});
-    }
-    const int64_t total = options_.frames > 0 ? options_.frames : -1;
     std::map<std::string, std::vector<double>> pass_ms;
     std::map<std::string, std::string> pass_queue;
     std::vector<double> gpu_frame_ms;
     FrameTimes times;
     int written = 0;
-    const auto start = std::chrono::steady_clock::now();
-    auto steady_start = start;
-    const int64_t warmup = total > 8 ? std::min<int64_t>(total / 4, 20) : 0;
+    std::chrono::steady_clock::time_point start, steady_start;
+    int64_t frame = 0;
+    uint32_t image_index = 0;
 
-    auto write_frame = [&](uint32_t slot) {
+    FrameLoop(App& a, Sample& s)
+        : app(a), w(*a.impl_), sample(s), window(!a.options_.headless), slots(a.executor_->frames_in_flight()),
+          extent(a.extent()), frame_bytes(uint64_t(extent.width) * extent.height * 4),
+          total(a.options_.frames > 0 ? a.options_.frames : -1),
+          warmup(total > 8 ? std::min<int64_t>(total / 4, 20) : 0) {
+        if (!window) create_readbacks();
+        start = steady_start = std::chrono::steady_clock::now();
+    }
+
+    int run() {
+        for (; total < 0 || frame < total; ++frame) {
+            if (window) handle_window_events();
+            if (app.quit_) break;
+            if (frame == warmup) steady_start = std::chrono::steady_clock::now();
+            FrameState state;
+            state.index = uint64_t(frame);
+            state.extent = extent;
+            state.time = window ? std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
+                                : double(frame) / app.options_.fps;
+            if (app.rebuild_) declare_graph(state);
+            sample.update(state, times);
+            const uint32_t slot = uint32_t(frame % slots);
+            if (window) {
+                if (!present(slot)) continue; // the swapchain is out of date: recreated next frame
+            } else {
+                read_back(slot);
+            }
+            collect_times(frame);
+        }
+        app.executor_->wait_idle();
+        const auto end = std::chrono::steady_clock::now();
+        if (!window)
+            for (uint32_t s = 0; s < slots; ++s)
+                if (w.readback_frame[s] >= 0) write_frame(s); // in frame order: ring slots are frame % slots
+        collect_times(frame);                                 // the last frame's timings, now complete
+        const int64_t steady_frames = frame - warmup;
+        const double wall_ms =
+            steady_frames > 0
+                ? std::chrono::duration<double, std::milli>(end - steady_start).count() / double(steady_frames)
+                : 0;
+        if (!window) report(wall_ms);
+        return finish();
+    }
+
+    // Headless: one host-visible buffer per frame slot that the frame's image is copied into.
+    void create_readbacks() {
+        std::filesystem::create_directories(app.options_.out_dir);
+        for (uint32_t i = 0; i < slots; ++i)
+            w.readbacks.push_back(std::make_shared<gpu::Buffer>(
+                *app.device_, gpu::BufferDesc{.size = frame_bytes,
+                                              .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                                              .memory = gpu::MemoryUsage::Readback,
+                                              .name = "frame readback " + std::to_string(i)}));
+        w.readback_frame.assign(slots, -1);
+        w.readback_submission.assign(slots, {});
+    }
+
+    // Keys to the sample (Escape and Q quit), the window closing, a resize (the swapchain
+    // recreated and the graph declared again; a minimized window waits).
+    void handle_window_events() {
+        glfwPollEvents();
+        while (!w.keys.empty()) {
+            const int key = w.keys.front();
+            w.keys.pop_front();
+            if (key == GLFW_KEY_ESCAPE || key == GLFW_KEY_Q)
+                app.quit_ = true;
+            else
+                sample.on_key(key);
+        }
+        if (glfwWindowShouldClose(w.window)) app.quit_ = true;
+        if (!w.resized) return;
+        int fw = 0, fh = 0;
+        glfwGetFramebufferSize(w.window, &fw, &fh);
+        while ((fw == 0 || fh == 0) && !glfwWindowShouldClose(w.window)) { // minimized
+            glfwWaitEvents();
+            glfwGetFramebufferSize(w.window, &fw, &fh);
+        }
+        app.executor_->wait_idle();
+        vkDeviceWaitIdle(w.device);
+        w.create_swapchain(slots);
+        w.resized = false;
+        app.rebuild_ = true;
+    }
+
+    // The sample declares its graph; the App adds the pass that takes its output away (the blit to
+    // the swapchain, or the copy into the readback buffer).
+    void declare_graph(const FrameState& state) {
+        // Old passes may still be in flight with the sample's objects: let them finish first, so
+        // build() may replace what the previous graph's callbacks used.
+        app.executor_->wait_idle();
+        app.rebuild_ = false;
+        graph = fg::FrameGraph({.name = app.desc_.name, .output_width = extent.width, .output_height = extent.height});
+        const fg::ImageHandle out = sample.build(graph, state);
+        if (window)
+            add_present_blit(out);
+        else
+            add_readback_copy(out);
+    }
+
+    void add_present_blit(fg::ImageHandle out) {
+        target = graph.import_image("swapchain",
+                                    {.image = w.swap_images[0],
+                                     .view = w.swap_views[0],
+                                     .format = w.swap_format,
+                                     .width = w.swap_extent.width,
+                                     .height = w.swap_extent.height,
+                                     .exclusive = true,
+                                     .incoming = {.stages = VK_PIPELINE_STAGE_2_TRANSFER_BIT},
+                                     .outgoing = fg::ResourceState{.layout = VK_IMAGE_LAYOUT_PRESENT_SRC_KHR}});
+        fg::PassBuilder blit = graph.add_transfer_pass("present blit");
+        blit.side_effect();
+        blit.read(out, fg::ImageRead::TransferSrc);
+        target = blit.write(target, fg::ImageWrite::TransferDst);
+        blit.record([out, t = target, src = extent](fg::PassContext& ctx) {
+            const VkExtent2D dst = ctx.extent(t);
+            VkImageBlit region{};
+            region.srcSubresource = region.dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+            region.srcOffsets[1] = {int32_t(src.width), int32_t(src.height), 1};
+            region.dstOffsets[1] = {int32_t(dst.width), int32_t(dst.height), 1};
+            vkCmdBlitImage(ctx.vk(), ctx.image(out), ctx.layout(out), ctx.image(t), ctx.layout(t), 1, &region,
+                           VK_FILTER_LINEAR);
+        });
+    }
+
+    void add_readback_copy(fg::ImageHandle out) {
+        readback = graph.import_buffer(
+            "frame readback", {.vkml_buffer = w.readbacks[0],
+                               .incoming = {.stages = VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
+                                            .access = VK_ACCESS_2_TRANSFER_WRITE_BIT},
+                               .outgoing = fg::ResourceState{.stages = VK_PIPELINE_STAGE_2_HOST_BIT,
+                                                             .access = VK_ACCESS_2_HOST_READ_BIT}});
+        fg::PassBuilder copy = graph.add_transfer_pass("readback");
+        copy.side_effect();
+        copy.read(out, fg::ImageRead::TransferSrc);
+        readback = copy.write(readback, fg::BufferWrite::TransferDst);
+        copy.record([out, rb = readback](fg::PassContext& ctx) {
+            VkBufferImageCopy region{};
+            region.bufferOffset = ctx.buffer(rb).offset;
+            region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+            region.imageExtent = {ctx.extent(out).width, ctx.extent(out).height, 1};
+            vkCmdCopyImageToBuffer(ctx.vk(), ctx.image(out), ctx.layout(out), ctx.buffer(rb).buffer, 1, &region);
+        });
+    }
+
+    // Window: acquires a swapchain image, runs the graph into it and presents it. False when the
+    // swapchain is out of date before anything ran.
+    bool present(uint32_t slot) {
+        vk_check(vkWaitForFences(w.device, 1, &w.slot_fences[slot], VK_TRUE, UINT64_MAX), "vkWaitForFences");
+        const VkResult acquired = vkAcquireNextImageKHR(w.device, w.swapchain, UINT64_MAX,
+                                                        w.acquire_semaphores[slot], VK_NULL_HANDLE, &image_index);
+        if (acquired == VK_ERROR_OUT_OF_DATE_KHR) {
+            w.resized = true;
+            return false;
+        }
+        vk_check(acquired, "vkAcquireNextImageKHR");
+        vk_check(vkResetFences(w.device, 1, &w.slot_fences[slot]), "vkResetFences");
+        graph.rebind(target, w.swap_images[image_index], w.swap_views[image_index]);
+        // The acquire semaphore's wait covers every later submission on this queue, so the graph's
+        // first use of the swapchain image (the blit) waits for the presentation engine.
+        VkSemaphoreSubmitInfo wait_acquire{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+        wait_acquire.semaphore = w.acquire_semaphores[slot];
+        wait_acquire.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+        VkSubmitInfo2 si{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+        si.waitSemaphoreInfoCount = 1;
+        si.pWaitSemaphoreInfos = &wait_acquire;
+        vk_check(vkQueueSubmit2(w.graphics, 1, &si, VK_NULL_HANDLE), "vkQueueSubmit2 (acquire wait)");
+        const fg::FrameSubmission sub = app.executor_->run(graph);
+        VkSemaphoreSubmitInfo wait_frame{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+        wait_frame.semaphore = app.device_->timeline(gpu::QueueRole::Graphics);
+        wait_frame.value = sub.values[0];
+        wait_frame.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+        VkSemaphoreSubmitInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+        signal.semaphore = w.present_semaphores[image_index];
+        signal.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+        VkSubmitInfo2 ps{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+        ps.waitSemaphoreInfoCount = sub.values[0] ? 1 : 0;
+        ps.pWaitSemaphoreInfos = &wait_frame;
+        ps.signalSemaphoreInfoCount = 1;
+        ps.pSignalSemaphoreInfos = &signal;
+        vk_check(vkQueueSubmit2(w.graphics, 1, &ps, w.slot_fences[slot]), "vkQueueSubmit2 (present signal)");
+        VkPresentInfoKHR pi{VK_STRUCTURE_TYPE_PRESENT_INFO_KHR};
+        pi.waitSemaphoreCount = 1;
+        pi.pWaitSemaphores = &w.present_semaphores[image_index];
+        pi.swapchainCount = 1;
+        pi.pSwapchains = &w.swapchain;
+        pi.pImageIndices = &image_index;
+        const VkResult presented = vkQueuePresentKHR(w.graphics, &pi);
+        if (presented == VK_ERROR_OUT_OF_DATE_KHR || presented == VK_SUBOPTIMAL_KHR)
+            w.resized = true;
+        else
+            vk_check(presented, "vkQueuePresentKHR");
+        return true;
+    }
+
+    // Headless: writes the frame that last used this slot's buffer, then runs the graph into it.
+    void read_back(uint32_t slot) {
+        write_frame(slot);
+        graph.rebind(readback, w.readbacks[slot]);
+        w.readback_submission[slot] = app.executor_->run(graph);
+        w.readback_frame[slot] = frame;
+    }
+
+    // The frame read back into the slot's buffer as a PNG (as --write asks), once it is complete.
+    void write_frame(uint32_t slot) {
         const int64_t f = w.readback_frame[slot];
         if (f < 0) return;
         const auto& sub = w.readback_submission[slot];
         for (size_t q = 0; q < fg::queue_count; ++q)
             if (sub.values[q])
-                device_->wait(q == 0 ? gpu::QueueRole::Graphics : gpu::QueueRole::Compute, sub.values[q]);
+                app.device_->wait(q == 0 ? gpu::QueueRole::Graphics : gpu::QueueRole::Compute, sub.values[q]);
         w.readback_frame[slot] = -1;
         const bool last = f == total - 1;
-        if (options_.write == WriteFrames::None || (options_.write == WriteFrames::Last && !last)) return;
+        if (app.options_.write == WriteFrames::None || (app.options_.write == WriteFrames::Last && !last)) return;
         Image8 img(int(extent.width), int(extent.height), 4);
         std::memcpy(img.pixels.data(), w.readbacks[slot]->mapped(), frame_bytes);
         char name[64];
         std::snprintf(name, sizeof name, "frame_%04lld.png", static_cast<long long>(f));
-        write_image((std::filesystem::path(options_.out_dir) / name).string(), img);
+        write_image((std::filesystem::path(app.options_.out_dir) / name).string(), img);
         ++written;
-    };
+    }
 
-    auto collect_times = [&](int64_t frame) {
-        times.passes = executor_->timings();
+    // The executor's pass timings of the frame, for the sample (FrameTimes) and, after the warm-up,
+    // for the report.
+    void collect_times(int64_t f) {
+        times.passes = app.executor_->timings();
         double lo = 1e300, hi = 0;
         for (const auto& r : times.passes) {
             lo = std::min(lo, r.start_us);
             hi = std::max(hi, r.start_us + r.duration_us);
         }
         times.gpu_frame_ms = times.passes.empty() ? 0 : (hi - lo) / 1000.0;
-        if (frame < warmup || times.passes.empty()) return;
+        if (f < warmup || times.passes.empty()) return;
         std::map<std::string, double> sums;
         for (const auto& r : times.passes) {
             sums[r.name] += r.duration_us / 1000.0;
@@ -763,178 +962,21 @@ int App::run(Sample& sample) {
         }
         for (const auto& [name, ms] : sums) pass_ms[name].push_back(ms);
         gpu_frame_ms.push_back(times.gpu_frame_ms);
-    };
-
-    int64_t frame = 0;
-    uint32_t image_index = 0;
-    for (; total < 0 || frame < total; ++frame) {
-        if (window) {
-            glfwPollEvents();
-            while (!w.keys.empty()) {
-                const int key = w.keys.front();
-                w.keys.pop_front();
-                if (key == GLFW_KEY_ESCAPE || key == GLFW_KEY_Q)
-                    quit_ = true;
-                else
-                    sample.on_key(key);
-            }
-            if (glfwWindowShouldClose(w.window)) quit_ = true;
-            if (w.resized) {
-                int fw = 0, fh = 0;
-                glfwGetFramebufferSize(w.window, &fw, &fh);
-                while ((fw == 0 || fh == 0) && !glfwWindowShouldClose(w.window)) { // minimized
-                    glfwWaitEvents();
-                    glfwGetFramebufferSize(w.window, &fw, &fh);
-                }
-                executor_->wait_idle();
-                vkDeviceWaitIdle(w.device);
-                w.create_swapchain(slots);
-                w.resized = false;
-                rebuild_ = true;
-            }
-        }
-        if (quit_) break;
-        if (frame == warmup) steady_start = std::chrono::steady_clock::now();
-        FrameState state;
-        state.index = uint64_t(frame);
-        state.extent = extent;
-        state.time = window ? std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
-                            : double(frame) / options_.fps;
-        if (rebuild_) {
-            // Old passes may still be in flight with the sample's objects: let them finish first, so
-            // build() may replace what the previous graph's callbacks used.
-            executor_->wait_idle();
-            rebuild_ = false;
-            graph = fg::FrameGraph(
-                {.name = desc_.name, .output_width = extent.width, .output_height = extent.height});
-            fg::ImageHandle out = sample.build(graph, state);
-            if (window) {
-                target = graph.import_image(
-                    "swapchain", {.image = w.swap_images[0],
-                                  .view = w.swap_views[0],
-                                  .format = w.swap_format,
-                                  .width = w.swap_extent.width,
-                                  .height = w.swap_extent.height,
-                                  .exclusive = true,
-                                  .incoming = {.stages = VK_PIPELINE_STAGE_2_TRANSFER_BIT},
-                                  .outgoing = fg::ResourceState{.layout = VK_IMAGE_LAYOUT_PRESENT_SRC_KHR}});
-                fg::PassBuilder blit = graph.add_transfer_pass("present blit");
-                blit.side_effect();
-                blit.read(out, fg::ImageRead::TransferSrc);
-                target = blit.write(target, fg::ImageWrite::TransferDst);
-                blit.record([out, t = target, src = extent](fg::PassContext& ctx) {
-                    const VkExtent2D dst = ctx.extent(t);
-                    VkImageBlit region{};
-                    region.srcSubresource = region.dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-                    region.srcOffsets[1] = {int32_t(src.width), int32_t(src.height), 1};
-                    region.dstOffsets[1] = {int32_t(dst.width), int32_t(dst.height), 1};
-                    vkCmdBlitImage(ctx.vk(), ctx.image(out), ctx.layout(out), ctx.image(t), ctx.layout(t), 1,
-                                   &region, VK_FILTER_LINEAR);
-                });
-            } else {
-                readback = graph.import_buffer(
-                    "frame readback", {.vkml_buffer = w.readbacks[0],
-                                       .incoming = {.stages = VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
-                                                    .access = VK_ACCESS_2_TRANSFER_WRITE_BIT},
-                                       .outgoing = fg::ResourceState{.stages = VK_PIPELINE_STAGE_2_HOST_BIT,
-                                                                     .access = VK_ACCESS_2_HOST_READ_BIT}});
-                fg::PassBuilder copy = graph.add_transfer_pass("readback");
-                copy.side_effect();
-                copy.read(out, fg::ImageRead::TransferSrc);
-                readback = copy.write(readback, fg::BufferWrite::TransferDst);
-                copy.record([out, rb = readback](fg::PassContext& ctx) {
-                    VkBufferImageCopy region{};
-                    region.bufferOffset = ctx.buffer(rb).offset;
-                    region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-                    region.imageExtent = {ctx.extent(out).width, ctx.extent(out).height, 1};
-                    vkCmdCopyImageToBuffer(ctx.vk(), ctx.image(out), ctx.layout(out), ctx.buffer(rb).buffer,
-                                           1, &region);
-                });
-            }
-        }
-        sample.update(state, times);
-
-        const uint32_t slot = uint32_t(frame % slots);
-        if (window) {
-            vk_check(vkWaitForFences(w.device, 1, &w.slot_fences[slot], VK_TRUE, UINT64_MAX),
-                     "vkWaitForFences");
-            const VkResult acquired = vkAcquireNextImageKHR(
-                w.device, w.swapchain, UINT64_MAX, w.acquire_semaphores[slot], VK_NULL_HANDLE, &image_index);
-            if (acquired == VK_ERROR_OUT_OF_DATE_KHR) {
-                w.resized = true;
-                continue;
-            }
-            vk_check(acquired, "vkAcquireNextImageKHR");
-            vk_check(vkResetFences(w.device, 1, &w.slot_fences[slot]), "vkResetFences");
-            graph.rebind(target, w.swap_images[image_index], w.swap_views[image_index]);
-            // The acquire semaphore's wait covers every later submission on this queue, so the graph's
-            // first use of the swapchain image (the blit) waits for the presentation engine.
-            VkSemaphoreSubmitInfo wait_acquire{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
-            wait_acquire.semaphore = w.acquire_semaphores[slot];
-            wait_acquire.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-            VkSubmitInfo2 si{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
-            si.waitSemaphoreInfoCount = 1;
-            si.pWaitSemaphoreInfos = &wait_acquire;
-            vk_check(vkQueueSubmit2(w.graphics, 1, &si, VK_NULL_HANDLE), "vkQueueSubmit2 (acquire wait)");
-            const fg::FrameSubmission sub = executor_->run(graph);
-            VkSemaphoreSubmitInfo wait_frame{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
-            wait_frame.semaphore = device_->timeline(gpu::QueueRole::Graphics);
-            wait_frame.value = sub.values[0];
-            wait_frame.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-            VkSemaphoreSubmitInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
-            signal.semaphore = w.present_semaphores[image_index];
-            signal.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-            VkSubmitInfo2 ps{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
-            ps.waitSemaphoreInfoCount = sub.values[0] ? 1 : 0;
-            ps.pWaitSemaphoreInfos = &wait_frame;
-            ps.signalSemaphoreInfoCount = 1;
-            ps.pSignalSemaphoreInfos = &signal;
-            vk_check(vkQueueSubmit2(w.graphics, 1, &ps, w.slot_fences[slot]),
-                     "vkQueueSubmit2 (present signal)");
-            VkPresentInfoKHR pi{VK_STRUCTURE_TYPE_PRESENT_INFO_KHR};
-            pi.waitSemaphoreCount = 1;
-            pi.pWaitSemaphores = &w.present_semaphores[image_index];
-            pi.swapchainCount = 1;
-            pi.pSwapchains = &w.swapchain;
-            pi.pImageIndices = &image_index;
-            const VkResult presented = vkQueuePresentKHR(w.graphics, &pi);
-            if (presented == VK_ERROR_OUT_OF_DATE_KHR || presented == VK_SUBOPTIMAL_KHR)
-                w.resized = true;
-            else
-                vk_check(presented, "vkQueuePresentKHR");
-        } else {
-            write_frame(slot); // the frame that used this slot's buffer
-            graph.rebind(readback, w.readbacks[slot]);
-            w.readback_submission[slot] = executor_->run(graph);
-            w.readback_frame[slot] = frame;
-        }
-        collect_times(frame);
     }
-    executor_->wait_idle();
-    const auto end = std::chrono::steady_clock::now();
-    if (!window)
-        for (uint32_t s = 0; s < slots; ++s)
-            if (w.readback_frame[s] >= 0) write_frame(s); // in frame order: ring slots are frame % slots
-    collect_times(frame);                                 // the last frame's timings, now complete
-    const int64_t steady_frames = frame - warmup;
-    const double wall_ms =
-        steady_frames > 0
-            ? std::chrono::duration<double, std::milli>(end - steady_start).count() / double(steady_frames)
-            : 0;
 
-    if (!window) {
+    // Headless: timing.json in the output folder and one line on stdout.
+    void report(double wall_ms) {
         std::ostringstream j;
         j.setf(std::ios::fixed);
         j.precision(4);
-        j << "{\n  \"sample\": \"" << json_escape(desc_.name) << "\",\n  \"device\": \""
-          << json_escape(impl_->device_name) << "\",\n  \"width\": " << extent.width
-          << ",\n  \"height\": " << extent.height << ",\n  \"frames\": " << frame
-          << ",\n  \"warmup_frames\": " << warmup
-          << ",\n  \"async_compute_requested\": " << (async_compute_ ? "true" : "false")
+        j << "{\n  \"sample\": \"" << json_escape(app.desc_.name) << "\",\n  \"device\": \""
+          << json_escape(w.device_name) << "\",\n  \"width\": " << extent.width << ",\n  \"height\": " << extent.height
+          << ",\n  \"frames\": " << frame << ",\n  \"warmup_frames\": " << warmup
+          << ",\n  \"async_compute_requested\": " << (app.async_compute_ ? "true" : "false")
           << ",\n  \"async_compute_used\": "
-          << (graph.compiled() && graph.plan().uses_async_compute ? "true" : "false")
-          << ",\n  \"wall_ms_per_frame\": " << wall_ms
-          << ",\n  \"gpu_frame_ms_median\": " << median(gpu_frame_ms) << ",\n  \"info\": {";
+          << (graph.uses_async_compute() ? "true" : "false")
+          << ",\n  \"wall_ms_per_frame\": " << wall_ms << ",\n  \"gpu_frame_ms_median\": " << median(gpu_frame_ms)
+          << ",\n  \"info\": {";
         bool first = true;
         for (const auto& [k, v] : sample.info()) {
             j << (first ? "" : ",") << "\n    \"" << json_escape(k) << "\": \"" << json_escape(v) << "\"";
@@ -951,22 +993,30 @@ int App::run(Sample& sample) {
             first = false;
         }
         j << "\n  }\n}\n";
-        const std::string path = (std::filesystem::path(options_.out_dir) / "timing.json").string();
+        const std::string path = (std::filesystem::path(app.options_.out_dir) / "timing.json").string();
         std::ofstream(path) << j.str();
         std::printf("%s: %lld frames, %.3f ms per frame (wall, steady state), GPU frame %.3f ms (median); "
                     "wrote %d PNG "
                     "frames and %s\n",
-                    desc_.name.c_str(), static_cast<long long>(frame), wall_ms, median(gpu_frame_ms), written,
+                    app.desc_.name.c_str(), static_cast<long long>(frame), wall_ms, median(gpu_frame_ms), written,
                     path.c_str());
     }
-    int rc = sample.finish();
-    executor_->wait_idle();
-    if (w.message_count) {
-        std::fprintf(stderr, "%s: error: %zu validation messages (see above)\n", desc_.name.c_str(),
-                     w.message_count);
-        if (rc == 0) rc = 3;
+
+    // The sample's finish(), and the exit code (3 when validation complained).
+    int finish() {
+        int rc = sample.finish();
+        app.executor_->wait_idle();
+        if (w.message_count) {
+            std::fprintf(stderr, "%s: error: %zu validation messages (see above)\n", app.desc_.name.c_str(),
+                         w.message_count);
+            if (rc == 0) rc = 3;
+        }
+        return rc;
     }
-    return rc;
+};
+
+int App::run(Sample& sample) {
+    return FrameLoop(*this, sample).run();
 }
 
 int run_sample(int argc, char** argv, AppDesc desc,

@@ -152,6 +152,7 @@ public:
     struct Impl;
 
 private:
+    struct FrameLoop; // run()'s steps (app.cpp)
     AppDesc desc_;
     CommonOptions options_;
     bool async_compute_ = false, rebuild_ = true, quit_ = false;

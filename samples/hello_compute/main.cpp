@@ -4,6 +4,7 @@
 #include <string_view>
 #include <vector>
 
+#include "vkml/shader_ids.hpp" // vkml's own shaders: not API, through the vkml_internal target
 #include "vkml/vkml.hpp"
 
 int main(int argc, char** argv) try {

@@ -1,9 +1,10 @@
-// Built against an installed vkml: creates a device, runs one dispatch and checks it, and uses the
+// Built against an installed vkml: creates a device, runs one operator and checks it, and uses the
 // plugin library's barrier rule, so both installed libraries and the headers are exercised.
 #include <cstdio>
 #include <vector>
 
 #include "vkml/fg/access.hpp"
+#include "vkml/ops/elementwise.hpp"
 #include "vkml/vkml.hpp"
 
 int main() try {
@@ -14,17 +15,21 @@ int main() try {
     Tensor tx(*device, {n}, DType::f32), ty(*device, {n}, DType::f32);
     upload(*device, tx, x);
     upload(*device, ty, y);
-    const Pipeline& p =
-        device->pipeline({.shader = ShaderId::axpy_f32, .bindings = 2, .push_constant_bytes = 8});
-    struct {
-        uint32_t n;
-        float a;
-    } push{n, 3.0f};
+    // z = x * 3 + y, as two operators: t = x * 3, z = t + y.
+    std::vector<float> three(n, 3.0f);
+    Tensor t3(*device, {n}, DType::f32), tt(*device, {n}, DType::f32), tz(*device, {n}, DType::f32);
+    upload(*device, t3, three);
+    const vkml::ops::TensorDesc d{{n}, DType::f32};
+    auto mul = vkml::ops::Binary::create(*device, {.kind = vkml::ops::BinaryKind::Mul, .a = d, .b = d});
+    auto add = vkml::ops::Binary::create(*device, {.kind = vkml::ops::BinaryKind::Add, .a = d, .b = d});
     device->run_now(QueueRole::Compute, [&](CommandBuffer& cmd) {
-        const BufferRange b[] = {tx.range(), ty.range()};
-        cmd.dispatch(p, b, push, cmd.groups_for(p, n));
+        const Tensor mul_in[] = {tx, t3}, mul_out[] = {tt};
+        mul->record(cmd, mul_in, mul_out);
+        barrier::compute_to_compute(cmd); // t is read next
+        const Tensor add_in[] = {tt, ty}, add_out[] = {tz};
+        add->record(cmd, add_in, add_out);
     });
-    const auto out = download_floats(*device, ty);
+    const auto out = download_floats(*device, tz);
     const bool barrier_rule =
         !vkml::fg::transition({VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_READ_BIT},
                               {VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_READ_BIT})

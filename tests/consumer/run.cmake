@@ -14,6 +14,12 @@ function(run)
 endfunction()
 
 run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+# The API is the public headers: the library's internals are not installed.
+foreach(private vkml/shader_ids.hpp vkml/graph/passes.hpp vkml/graph/memory_plan.hpp vkml/fg/plan.hpp)
+  if(EXISTS ${prefix}/include/${private})
+    message(FATAL_ERROR "install: ${private} is internal and must not be installed")
+  endif()
+endforeach()
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/build -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 run(${WORK_DIR}/build/consumer)

@@ -18,6 +18,7 @@
 #include "gpu_test.hpp"
 #include "host_renderer.hpp"
 #include "json_check.hpp"
+#include "fg/plan.hpp"
 #include "vkml/fg/executor.hpp"
 #include "vkml/fg/history.hpp"
 

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "vkml/fg/ml_pass.hpp"
+#include "vkml/shader_ids.hpp"
 
 namespace vkml::fg::test {
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "fg/plan.hpp"
 #include "vkml/error.hpp"
 #include "vkml/fg/executor.hpp"
 #include "vkml/fg/frame_graph.hpp"

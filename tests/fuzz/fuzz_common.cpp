@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "vkml/error.hpp"
-#include "vkml/graph/passes.hpp"
+#include "graph/passes.hpp"
 
 namespace vkml::fuzz {
 

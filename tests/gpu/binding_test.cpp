@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpu_test.hpp"
+#include "vkml/shader_ids.hpp"
 
 namespace vkml::test {
 namespace {

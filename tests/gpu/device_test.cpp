@@ -5,6 +5,7 @@
 #include <string>
 
 #include "gpu_test.hpp"
+#include "vkml/shader_ids.hpp"
 
 namespace vkml::test {
 namespace {

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "gpu_test.hpp"
+#include "vkml/shader_ids.hpp"
 
 namespace vkml::test {
 namespace {

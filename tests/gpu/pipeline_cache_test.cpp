@@ -6,6 +6,7 @@
 #include <random>
 
 #include "gpu_test.hpp"
+#include "vkml/shader_ids.hpp"
 
 namespace vkml::test {
 namespace {

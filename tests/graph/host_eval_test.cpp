@@ -13,7 +13,7 @@
 
 #include "vkml/error.hpp"
 #include "vkml/graph/graph.hpp"
-#include "vkml/graph/passes.hpp"
+#include "graph/passes.hpp"
 
 using namespace vkml;
 using namespace vkml::graph;

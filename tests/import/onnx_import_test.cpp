@@ -9,7 +9,7 @@
 #include <string>
 
 #include "import/test_paths.hpp"
-#include "vkml/graph/passes.hpp"
+#include "graph/passes.hpp"
 
 using namespace vkml;
 using namespace vkml::graph;

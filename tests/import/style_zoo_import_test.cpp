@@ -8,7 +8,7 @@
 #include <map>
 
 #include "test_paths.hpp"
-#include "vkml/graph/passes.hpp"
+#include "graph/passes.hpp"
 #include "vkml/import/model.hpp"
 
 using namespace vkml;

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "session/session_util.hpp"
-#include "vkml/graph/passes.hpp"
+#include "graph/passes.hpp"
 
 using namespace vkml;
 using namespace vkml::test;

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "session/session_util.hpp"
-#include "vkml/graph/passes.hpp"
+#include "graph/passes.hpp"
 
 using namespace vkml;
 using namespace vkml::test;

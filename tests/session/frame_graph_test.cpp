@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "session/session_util.hpp"
+#include "fg/plan.hpp"
 #include "vkml/fg/executor.hpp"
 #include "vkml/fg/frame_graph.hpp"
 

@@ -7,7 +7,7 @@
 #include <cstdlib>
 
 #include "session_util.hpp"
-#include "vkml/graph/passes.hpp"
+#include "graph/passes.hpp"
 #include "vkml/import/anime4k.hpp"
 
 using namespace vkml;

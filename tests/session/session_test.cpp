@@ -8,8 +8,8 @@
 
 #include "json_check.hpp"
 #include "session/session_util.hpp"
-#include "vkml/graph/memory_plan.hpp"
-#include "vkml/graph/passes.hpp"
+#include "graph/memory_plan.hpp"
+#include "graph/passes.hpp"
 
 using namespace vkml;
 using namespace vkml::test;

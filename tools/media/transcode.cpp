@@ -268,180 +268,310 @@ std::string TranscodeStats::summary() const {
     return s;
 }
 
-TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
-    SignalScope signals(desc.handle_signals);
-    auto cancelled = [&] { return g_signal.load() != 0 || (desc.cancel && desc.cancel->load()); };
-    std::error_code ec;
+namespace {
+
+// Packets of copied streams (audio, subtitles), from the load thread to the save thread, with their
+// start in seconds. The save thread writes each once the video has reached its start, so a run cut
+// short (--frames, Ctrl-C) ends its audio with its video.
+struct SidePacket {
+    PacketPtr packet;
+    double seconds = 0;
+};
+
+// Removes the temporary output on every failure path.
+struct TmpGuard {
+    fs::path path;
+    ~TmpGuard() {
+        std::error_code e;
+        if (!path.empty()) fs::remove(path, e);
+    }
+};
+
+// One run of transcode(), as its steps: what the input and output are (images, or a video with its
+// reader and writer), the device, the three stages on their threads, progress on the calling
+// thread, then the statistics and the output put in place.
+class Transcoder {
+public:
+    Transcoder(const TranscodeDesc& desc, FrameProcessor& processor)
+        : desc_(desc), processor_(processor), signals_(desc.handle_signals) {}
+
+    TranscodeStats run() {
+        check_input();
+        if (images_) plan_image_outputs();
+        else open_video();
+        open_device();
+        total_ = frame_total();
+        t0_ = Clock::now();
+        run_stages();
+        if (error_) std::rethrow_exception(error_);
+        warn_tolerated_damage();
+        TranscodeStats st = stats();
+        put_output_in_place(st);
+        return st;
+    }
+
+private:
+    bool cancelled() const { return g_signal.load() != 0 || (desc_.cancel && desc_.cancel->load()); }
 
     // --- what the input and output are ---
-    if (desc.input.empty()) throw Error(ErrorCode::InvalidArgument, "no input file");
-    if (!fs::exists(desc.input, ec))
-        throw Error(ErrorCode::Io, "'" + desc.input.string() + "': no such file");
-    const bool folder = fs::is_directory(desc.input, ec);
-    const bool images = folder || is_image_path(desc.input);
-    std::vector<fs::path> image_inputs, image_outputs;
-    if (images) {
-        if (folder) {
-            for (const auto& e : fs::directory_iterator(desc.input))
-                if (e.is_regular_file() && is_image_path(e.path())) image_inputs.push_back(e.path());
-            std::sort(image_inputs.begin(), image_inputs.end());
-            if (image_inputs.empty())
-                throw Error(ErrorCode::InvalidArgument,
-                            "'" + desc.input.string() + "': no PNG or JPEG images in the folder");
-        } else {
-            image_inputs.push_back(desc.input);
-        }
-        if (!desc.benchmark) {
-            if (desc.output.empty()) throw Error(ErrorCode::InvalidArgument, "no output given");
-            const bool out_dir = folder || fs::is_directory(desc.output, ec) || !desc.output.has_extension();
-            if (out_dir) {
-                fs::create_directories(desc.output, ec);
-                if (ec || ::access(desc.output.c_str(), W_OK) != 0)
-                    throw Error(ErrorCode::Io, "'" + desc.output.string() +
-                                                   "': cannot write into this folder" +
-                                                   (ec ? " (" + ec.message() + ")" : std::string()));
-                for (const auto& p : image_inputs) image_outputs.push_back(desc.output / p.filename());
-                remove_stale_partials(desc.output, image_outputs);
-            } else {
-                if (!is_image_path(desc.output))
-                    throw Error(ErrorCode::InvalidArgument,
-                                "'" + desc.output.string() +
-                                    "': an image's output must be a .png or .jpg file (or a folder)");
-                check_output_dir(desc.output);
-                image_outputs.push_back(desc.output);
-                remove_stale_partials(desc.output.parent_path(), image_outputs);
-            }
-            for (size_t i = 0; i < image_inputs.size(); ++i)
-                if (fs::equivalent(image_inputs[i], image_outputs[i], ec))
-                    throw Error(ErrorCode::InvalidArgument,
-                                "'" + image_outputs[i].string() + "': the output would overwrite the input");
-        }
+
+    void check_input() {
+        std::error_code ec;
+        if (desc_.input.empty()) throw Error(ErrorCode::InvalidArgument, "no input file");
+        if (!fs::exists(desc_.input, ec)) throw Error(ErrorCode::Io, "'" + desc_.input.string() + "': no such file");
+        folder_ = fs::is_directory(desc_.input, ec);
+        images_ = folder_ || is_image_path(desc_.input);
     }
 
-    std::unique_ptr<VideoReader> reader;
-    if (!images)
-        reader =
-            std::make_unique<VideoReader>(ReaderDesc{desc.input, desc.threads.load, desc.tolerate_errors});
-    fs::path tmp_out;
-    std::unique_ptr<VideoWriter> writer;
-    Size in_size = reader ? reader->info().size : Size{};
-    Size out_size;
+    // The images to read (one, or a folder's, sorted) and where each goes.
+    void plan_image_outputs() {
+        std::error_code ec;
+        if (folder_) {
+            for (const auto& e : fs::directory_iterator(desc_.input))
+                if (e.is_regular_file() && is_image_path(e.path())) image_inputs_.push_back(e.path());
+            std::sort(image_inputs_.begin(), image_inputs_.end());
+            if (image_inputs_.empty())
+                throw Error(ErrorCode::InvalidArgument,
+                            "'" + desc_.input.string() + "': no PNG or JPEG images in the folder");
+        } else {
+            image_inputs_.push_back(desc_.input);
+        }
+        if (desc_.benchmark) return;
+        if (desc_.output.empty()) throw Error(ErrorCode::InvalidArgument, "no output given");
+        const bool out_dir = folder_ || fs::is_directory(desc_.output, ec) || !desc_.output.has_extension();
+        if (out_dir) {
+            fs::create_directories(desc_.output, ec);
+            if (ec || ::access(desc_.output.c_str(), W_OK) != 0)
+                throw Error(ErrorCode::Io, "'" + desc_.output.string() + "': cannot write into this folder" +
+                                               (ec ? " (" + ec.message() + ")" : std::string()));
+            for (const auto& p : image_inputs_) image_outputs_.push_back(desc_.output / p.filename());
+            remove_stale_partials(desc_.output, image_outputs_);
+        } else {
+            if (!is_image_path(desc_.output))
+                throw Error(ErrorCode::InvalidArgument,
+                            "'" + desc_.output.string() +
+                                "': an image's output must be a .png or .jpg file (or a folder)");
+            check_output_dir(desc_.output);
+            image_outputs_.push_back(desc_.output);
+            remove_stale_partials(desc_.output.parent_path(), image_outputs_);
+        }
+        for (size_t i = 0; i < image_inputs_.size(); ++i)
+            if (fs::equivalent(image_inputs_[i], image_outputs_[i], ec))
+                throw Error(ErrorCode::InvalidArgument,
+                            "'" + image_outputs_[i].string() + "': the output would overwrite the input");
+    }
+
+    // The reader, the output size, and (unless benchmarking) the writer into a temporary file.
+    void open_video() {
+        reader_ = std::make_unique<VideoReader>(ReaderDesc{desc_.input, desc_.threads.load, desc_.tolerate_errors});
+        in_size_ = reader_->info().size;
+        const std::string cpu_conversion_note = cpu_conversion();
+        out_size_ = processor_.output_size(in_size_.width, in_size_.height);
+        if (out_size_.width <= 0 || out_size_.height <= 0)
+            throw Error(ErrorCode::InvalidArgument, processor_.name() + ": no output size for " +
+                                                        std::to_string(in_size_.width) + "x" +
+                                                        std::to_string(in_size_.height));
+        if (desc_.benchmark) return;
+        open_writer();
+        // What could not be kept of the input (its codec, pixel format, alpha): said once.
+        if (!cpu_conversion_note.empty())
+            std::fprintf(stderr, "%s: note: %s\n", desc_.log_name.c_str(), cpu_conversion_note.c_str());
+        for (const std::string& note : writer_->notes())
+            std::fprintf(stderr, "%s: note: %s\n", desc_.log_name.c_str(), note.c_str());
+        out_alpha_ = alpha_layout(writer_->pix_fmt());
+    }
+
     // A video whose pixel format the GPU conversion lacks is converted on the CPU (convert.hpp), or
-    // refused here, before anything is written.
-    std::string cpu_conversion_note;
-    if (reader) {
+    // refused here, before anything is written. Returns the note saying so, or nothing.
+    std::string cpu_conversion() const {
         int to = -1;
         try {
-            to = cpu_conversion_format(reader->info().pix_fmt_id);
+            to = cpu_conversion_format(reader_->info().pix_fmt_id);
         } catch (const Error& e) {
-            throw Error(e.code(), "'" + desc.input.string() + "': " + e.what());
+            throw Error(e.code(), "'" + desc_.input.string() + "': " + e.what());
         }
-        if (to >= 0)
-            cpu_conversion_note = "'" + desc.input.string() + "': vkml's GPU conversion does not read " +
-                                  reader->info().pix_fmt + ": its frames are converted to " +
-                                  av_get_pix_fmt_name(static_cast<AVPixelFormat>(to)) + " on the CPU";
+        if (to < 0) return {};
+        return "'" + desc_.input.string() + "': vkml's GPU conversion does not read " + reader_->info().pix_fmt +
+               ": its frames are converted to " + av_get_pix_fmt_name(static_cast<AVPixelFormat>(to)) +
+               " on the CPU";
     }
-    if (reader) {
-        out_size = processor.output_size(in_size.width, in_size.height);
-        if (out_size.width <= 0 || out_size.height <= 0)
-            throw Error(ErrorCode::InvalidArgument, processor.name() + ": no output size for " +
-                                                        std::to_string(in_size.width) + "x" +
-                                                        std::to_string(in_size.height));
-        if (!desc.benchmark) {
-            if (desc.output.empty()) throw Error(ErrorCode::InvalidArgument, "no output file given");
-            if (fs::exists(desc.output, ec) && fs::equivalent(desc.output, desc.input, ec))
-                throw Error(ErrorCode::InvalidArgument,
-                            "'" + desc.output.string() + "': the output would overwrite the input");
-            check_output_dir(desc.output);
-            remove_stale_partials(desc.output.parent_path(), {desc.output});
-            tmp_out = temporary_for(desc.output);
-            WriterDesc wd{.path = tmp_out,
-                          .name_for_format = desc.output,
-                          .codec = desc.codec,
-                          .crf = desc.crf,
-                          .preset = desc.preset,
-                          .pix_fmt = desc.pix_fmt,
-                          .options = desc.encoder_options,
-                          .threads = desc.threads.save,
-                          .size = out_size,
-                          .source = reader.get(),
-                          .keep_alpha = processor.processes_alpha()};
-            try {
-                writer = std::make_unique<VideoWriter>(wd);
-            } catch (...) {
-                fs::remove(tmp_out, ec);
-                throw;
-            }
-            // What could not be kept of the input (its codec, pixel format, alpha): said once.
-            if (!cpu_conversion_note.empty())
-                std::fprintf(stderr, "%s: note: %s\n", desc.log_name.c_str(), cpu_conversion_note.c_str());
-            for (const std::string& note : writer->notes())
-                std::fprintf(stderr, "%s: note: %s\n", desc.log_name.c_str(), note.c_str());
-        }
-    }
-    // The alpha layout of the video written, when it has one (its alpha comes from the input's).
-    const std::optional<AlphaLayout> out_alpha = writer ? alpha_layout(writer->pix_fmt()) : std::nullopt;
-    // Removes the temporary file on every failure path.
-    struct TmpGuard {
-        fs::path path;
-        ~TmpGuard() {
-            std::error_code e;
-            if (!path.empty()) fs::remove(path, e);
-        }
-    } tmp_guard{tmp_out};
 
-    std::unique_ptr<gpu::Device> own_device;
-    gpu::Device* device = desc.device;
-    if (!device) {
-        own_device = gpu::Device::create();
-        device = own_device.get();
+    void open_writer() {
+        std::error_code ec;
+        if (desc_.output.empty()) throw Error(ErrorCode::InvalidArgument, "no output file given");
+        if (fs::exists(desc_.output, ec) && fs::equivalent(desc_.output, desc_.input, ec))
+            throw Error(ErrorCode::InvalidArgument,
+                        "'" + desc_.output.string() + "': the output would overwrite the input");
+        check_output_dir(desc_.output);
+        remove_stale_partials(desc_.output.parent_path(), {desc_.output});
+        tmp_out_ = temporary_for(desc_.output);
+        WriterDesc wd{.path = tmp_out_,
+                      .name_for_format = desc_.output,
+                      .codec = desc_.codec,
+                      .crf = desc_.crf,
+                      .preset = desc_.preset,
+                      .pix_fmt = desc_.pix_fmt,
+                      .options = desc_.encoder_options,
+                      .threads = desc_.threads.save,
+                      .size = out_size_,
+                      .source = reader_.get(),
+                      .keep_alpha = processor_.processes_alpha()};
+        try {
+            writer_ = std::make_unique<VideoWriter>(wd);
+        } catch (...) {
+            fs::remove(tmp_out_, ec);
+            throw;
+        }
+        tmp_guard_.path = tmp_out_;
+    }
+
+    void open_device() {
+        device_ = desc_.device;
+        if (!device_) {
+            own_device_ = gpu::Device::create();
+            device_ = own_device_.get();
+        }
+    }
+
+    // Frames the run will take, or 0 when not known.
+    int64_t frame_total() const {
+        if (images_) return static_cast<int64_t>(image_inputs_.size());
+        const int64_t in_file = reader_->info().frame_count;
+        if (desc_.max_frames > 0) return in_file > 0 ? std::min(desc_.max_frames, in_file) : desc_.max_frames;
+        return in_file;
     }
 
     // --- the pipeline ---
-    const int in_flight = std::clamp(desc.threads.proc, 1, 4);
-    BoundedQueue<Item> to_proc(static_cast<size_t>(in_flight) + 2),
-        to_save(static_cast<size_t>(in_flight) + 2);
-    std::mutex error_mutex;
-    std::exception_ptr error;
-    auto fail_with = [&](std::exception_ptr e) {
+
+    void fail_with(std::exception_ptr e) {
         {
-            std::lock_guard lock(error_mutex);
-            if (!error) error = e;
+            std::lock_guard lock(error_mutex_);
+            if (!error_) error_ = e;
         }
-        to_proc.abort();
-        to_save.abort();
-    };
-    Busy load_busy, proc_busy, save_busy;
-    std::atomic<int64_t> frames_done{0}, frames_loaded{0};
-    FrameProgress frame_progress;
-    std::atomic<uint64_t> output_bytes{0};
-    std::atomic<bool> stopped_early{false};
-    // Packets of copied streams (audio, subtitles), from the load thread to the save thread, with
-    // their start in seconds. The save thread writes each once the video has reached its start,
-    // so a run cut short (--frames, Ctrl-C) ends its audio with its video.
-    struct SidePacket {
-        PacketPtr packet;
-        double seconds = 0;
-    };
-    std::mutex side_mutex;
-    std::deque<SidePacket> side_packets;
-    std::atomic<bool> cut_streams{false}; // the video stopped before the input's end: cut the rest too
-    int64_t skipped_images = 0;           // unreadable images of a folder (tolerate_errors)
-    auto queue_side = [&](PacketPtr p) {
-        const double t = packet_seconds(reader->format(), *p);
-        std::lock_guard lock(side_mutex);
-        side_packets.push_back({std::move(p), t});
-    };
-    const int64_t total = images
-                              ? static_cast<int64_t>(image_inputs.size())
-                              : (desc.max_frames > 0 && reader->info().frame_count > 0
-                                     ? std::min(desc.max_frames, reader->info().frame_count)
-                                     : (desc.max_frames > 0 ? desc.max_frames : reader->info().frame_count));
-    const auto t0 = Clock::now();
+        to_proc_.abort();
+        to_save_.abort();
+    }
+    bool failed() {
+        std::lock_guard lock(error_mutex_);
+        return error_ != nullptr;
+    }
+
+    // Runs the three stages on their threads and shows progress on this one until they end.
+    void run_stages() {
+        auto guarded = [this](void (Transcoder::*stage)()) {
+            return [this, stage] {
+                try {
+                    (this->*stage)();
+                } catch (...) {
+                    fail_with(std::current_exception());
+                }
+            };
+        };
+        std::thread load(guarded(&Transcoder::load_stage));
+        std::thread proc(guarded(&Transcoder::proc_stage));
+        std::thread save(guarded(&Transcoder::save_stage));
+        std::atomic<bool> all_done{false};
+        std::thread joiner([&] {
+            load.join();
+            proc.join();
+            save.join();
+            all_done = true;
+        });
+        show_progress(all_done);
+        joiner.join();
+        if (bar_shown_) report(true);
+    }
+
+    // --- load: decode frames or read images, into the proc queue ---
+
+    void load_stage() {
+        if (reader_ && writer_)
+            reader_->on_other_packet = [this](PacketPtr p) {
+                const double t = packet_seconds(reader_->format(), *p);
+                std::lock_guard lock(side_mutex_);
+                side_packets_.push_back({std::move(p), t});
+            };
+        double video_end = -std::numeric_limits<double>::infinity(); // of the frames read, seconds
+        for (int64_t i = 0;; ++i) {
+            if (cancelled()) {
+                stopped_early_ = true;
+                break;
+            }
+            if (desc_.max_frames > 0 && i >= desc_.max_frames) {
+                // --frames N: the copied streams end where the N-th frame ends.
+                cut_streams_ = true;
+                if (reader_ && writer_) reader_->read_other_packets(video_end);
+                break;
+            }
+            const auto t = Clock::now();
+            Item item;
+            if (images_) {
+                if (i >= static_cast<int64_t>(image_inputs_.size())) break;
+                if (!read_image(i, item)) continue;
+            } else {
+                if (!read_video_frame(i, item)) break;
+                const auto& vi = reader_->info();
+                video_end = std::max(video_end, double(item.frame->pts + item.info.duration) * vi.time_base.value());
+            }
+            load_busy_.add(Clock::now() - t);
+            ++frames_loaded_;
+            const bool keep_alpha =
+                processor_.processes_alpha() &&
+                (images_ ? desc_.benchmark || image_kind_for(image_outputs_.at(size_t(i)), item.image).alpha()
+                         : out_alpha_.has_value());
+            if (!push_frame(std::move(item), keep_alpha)) return;
+        }
+        to_proc_.close();
+    }
+
+    // Image i of the input into `item`; false when it is damaged and skipped (--tolerate-errors).
+    bool read_image(int64_t i, Item& item) {
+        try {
+            item.frame = load_image(image_inputs_[i], item.image);
+        } catch (const Error& e) {
+            // A damaged image of a folder, tolerated: the others go on.
+            if (!desc_.tolerate_errors || !folder_) throw;
+            std::fprintf(stderr, "%s: warning: %s; skipped (--tolerate-errors)\n", desc_.log_name.c_str(), e.what());
+            ++skipped_images_;
+            return false;
+        }
+        item.info = {i, i, 1, double(i), image_inputs_[i].string()};
+        // What the output keeps of it: said for the first image that loses something.
+        if (!image_noted_ && !desc_.benchmark) {
+            std::string note = image_loss(image_outputs_.at(size_t(i)), item.image);
+            if (note.empty() && item.image.alpha() && !processor_.processes_alpha())
+                note = "'" + image_inputs_[i].string() + "': the alpha channel is dropped (" + processor_.name() +
+                       " processes colour only)";
+            if (!note.empty()) {
+                std::fprintf(stderr, "%s: note: %s%s\n", desc_.log_name.c_str(), note.c_str(),
+                             folder_ ? " (and so for the folder's other images like it)" : "");
+                image_noted_ = true;
+            }
+        }
+        return true;
+    }
+
+    // The video's next frame (the i-th) into `item`; false at the end of the video.
+    bool read_video_frame(int64_t i, Item& item) {
+        try {
+            item.frame = reader_->read_frame();
+        } catch (const DamagedInput& e) {
+            throw DamagedInput(e.code(), std::string(e.what()) + desc_.tolerate_hint);
+        }
+        if (!item.frame) {
+            if (i == 0)
+                throw Error(ErrorCode::InvalidArgument, "'" + desc_.input.string() + "': no video frame could be decoded");
+            return false;
+        }
+        const auto& vi = reader_->info();
+        item.info = {i, item.frame->pts, frame_duration(*item.frame),
+                     double(item.frame->pts - vi.start_pts) * vi.time_base.value(), desc_.input.string()};
+        return true;
+    }
 
     // A frame into the proc stage; one with an alpha channel as its colour and, when the alpha is
     // kept, its alpha as a grey frame right after it.
-    auto push_frame = [&](Item item, bool keep_alpha) -> bool {
+    bool push_frame(Item item, bool keep_alpha) {
         int to = -1;
         try {
             to = cpu_conversion_format(item.frame->format);
@@ -450,412 +580,410 @@ TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
         }
         if (to >= 0) {
             // Grey of limited range (the stream's, VideoReader's rule) is expanded to full range.
-            const bool limited_grey = reader && reader->info().range == ColorRange::Limited &&
-                                      is_grey_format(item.frame->format);
+            const bool limited_grey =
+                reader_ && reader_->info().range == ColorRange::Limited && is_grey_format(item.frame->format);
             item.frame = convert_on_cpu(*item.frame, to, limited_grey);
         }
         const std::optional<AlphaLayout> split = alpha_layout(item.frame->format);
-        if (!split) return to_proc.push(std::move(item));
+        if (!split) return to_proc_.push(std::move(item));
         Item colour{colour_part(*item.frame, *split), item.info, keep_alpha, item.image};
-        if (!to_proc.push(std::move(colour))) return false;
+        if (!to_proc_.push(std::move(colour))) return false;
         if (!keep_alpha) return true;
         Item alpha{alpha_part(*item.frame, *split), item.info, false, item.image};
         alpha.info.alpha = true;
-        return to_proc.push(std::move(alpha));
+        return to_proc_.push(std::move(alpha));
+    }
+
+    // --- proc: upload, convert, process, convert back and read back on the GPU ---
+
+    // The proc stage's state: the slots of the frames in flight and the conversions they are
+    // set up for (per part: a frame's colour [0], its alpha [1]).
+    struct Proc {
+        std::vector<Slot> slots;
+        size_t next = 0;
+        Size prepared{};
+        int prepared_bits = 0;
+        ConvertDesc cur_in[2]{}, cur_out[2]{};
+        bool configured[2] = {false, false};
     };
-    bool image_noted = false;
 
-    std::thread load([&] {
-        try {
-            if (reader && writer) reader->on_other_packet = queue_side;
-            double video_end = -std::numeric_limits<double>::infinity(); // of the frames read, seconds
-            for (int64_t i = 0;; ++i) {
-                if (cancelled()) {
-                    stopped_early = true;
-                    break;
-                }
-                if (desc.max_frames > 0 && i >= desc.max_frames) {
-                    // --frames N: the copied streams end where the N-th frame ends.
-                    cut_streams = true;
-                    if (reader && writer) reader->read_other_packets(video_end);
-                    break;
-                }
-                const auto t = Clock::now();
-                Item item;
-                if (images) {
-                    if (i >= static_cast<int64_t>(image_inputs.size())) break;
-                    try {
-                        item.frame = load_image(image_inputs[i], item.image);
-                    } catch (const Error& e) {
-                        // A damaged image of a folder, tolerated: the others go on.
-                        if (!desc.tolerate_errors || !folder) throw;
-                        std::fprintf(stderr, "%s: warning: %s; skipped (--tolerate-errors)\n",
-                                     desc.log_name.c_str(), e.what());
-                        ++skipped_images;
-                        continue;
-                    }
-                    item.info = {i, i, 1, double(i), image_inputs[i].string()};
-                    // What the output keeps of it: said for the first image that loses something.
-                    if (!image_noted && !desc.benchmark) {
-                        std::string note = image_loss(image_outputs.at(size_t(i)), item.image);
-                        if (note.empty() && item.image.alpha() && !processor.processes_alpha())
-                            note = "'" + image_inputs[i].string() + "': the alpha channel is dropped (" +
-                                   processor.name() + " processes colour only)";
-                        if (!note.empty()) {
-                            std::fprintf(stderr, "%s: note: %s%s\n", desc.log_name.c_str(), note.c_str(),
-                                         folder ? " (and so for the folder's other images like it)" : "");
-                            image_noted = true;
-                        }
-                    }
-                } else {
-                    try {
-                        item.frame = reader->read_frame();
-                    } catch (const DamagedInput& e) {
-                        throw DamagedInput(e.code(), std::string(e.what()) + desc.tolerate_hint);
-                    }
-                    if (!item.frame) {
-                        if (i == 0)
-                            throw Error(ErrorCode::InvalidArgument,
-                                        "'" + desc.input.string() + "': no video frame could be decoded");
-                        break;
-                    }
-                    const auto& vi = reader->info();
-                    item.info = {i, item.frame->pts, frame_duration(*item.frame),
-                                 double(item.frame->pts - vi.start_pts) * vi.time_base.value(),
-                                 desc.input.string()};
-                    video_end = std::max(video_end,
-                                         double(item.frame->pts + item.info.duration) * vi.time_base.value());
-                }
-                load_busy.add(Clock::now() - t);
-                ++frames_loaded;
-                const bool keep_alpha =
-                    processor.processes_alpha() &&
-                    (images
-                         ? desc.benchmark || image_kind_for(image_outputs.at(size_t(i)), item.image).alpha()
-                         : out_alpha.has_value());
-                if (!push_frame(std::move(item), keep_alpha)) return;
+    void proc_stage() {
+        // Whatever ends this stage (the end, an error, an abort), the slots may go while the GPU
+        // still runs their frames: their buffers and command buffers retire (gpu::Device::retire)
+        // and are freed only when that work is done, so nothing here waits.
+        Proc p;
+        p.slots.resize(static_cast<size_t>(in_flight()));
+        for (;;) {
+            std::optional<Item> item = to_proc_.pop();
+            if (!item) break;
+            if (cancelled()) {
+                // Stopping: the frames not yet on the GPU are dropped (on a slow device each may be
+                // seconds of work); those in flight are finished below.
+                stopped_early_ = true;
+                break;
             }
-            to_proc.close();
-        } catch (...) {
-            fail_with(std::current_exception());
-        }
-    });
-
-    std::thread proc([&] {
-        try {
-            // Whatever ends this stage (the end, an error, an abort), the slots may go while the GPU
-            // still runs their frames: their buffers and command buffers retire (gpu::Device::retire)
-            // and are freed only when that work is done, so nothing here waits.
-            std::vector<Slot> slots(static_cast<size_t>(in_flight));
-            size_t next = 0;
-            Size prepared{};
-            int prepared_bits = 0;
-            ConvertDesc cur_in[2]{}, cur_out[2]{};
-            bool configured[2] = {false, false};
-            auto finish = [&](Slot& s) -> bool {
-                device->wait(gpu::QueueRole::Compute, s.done);
-                Item out;
-                out.frame = s.down[s.info.alpha ? 1 : 0]->read(s.read_as);
-                out.frame->pts = s.pts;
-                out.info = s.info;
-                out.has_alpha = s.has_alpha;
-                out.image = s.image;
-                s.busy = false;
-                const auto t = Clock::now();
-                const bool ok = to_save.push(std::move(out));
-                proc_busy.add(-(Clock::now() - t)); // waiting on the save queue is not GPU work
-                return ok;
-            };
-            auto finish_all = [&]() -> bool {
-                for (size_t k = 0; k < slots.size(); ++k) {
-                    Slot& s = slots[(next + k) % slots.size()];
-                    if (s.busy && !finish(s)) return false;
-                }
-                return true;
-            };
-            // The format the GPU writes for a frame of format `in` (a colour or an alpha part).
-            // Images keep their own (gbrp, gbrp16le); video writes the encoder's (its colour or
-            // its alpha part); --benchmark without a writer yuv420p.
-            auto out_format = [&](int in, bool alpha) -> int {
-                if (images) return in;
-                if (!writer) return alpha ? in : int(AV_PIX_FMT_YUV420P);
-                if (out_alpha) return alpha ? out_alpha->alpha_format : out_alpha->colour_format;
-                if (const int grey = grey_gpu_format(writer->pix_fmt()); grey >= 0) return grey;
-                return writer->pix_fmt();
-            };
-            for (;;) {
-                std::optional<Item> item = to_proc.pop();
-                if (!item) break;
-                if (cancelled()) {
-                    // Stopping: the frames not yet on the GPU are dropped (on a slow device each
-                    // may be seconds of work); those in flight are finished below.
-                    stopped_early = true;
-                    break;
-                }
-                const auto t = Clock::now();
-                AVFrame& f = *item->frame;
-                const Size fs_size{f.width, f.height};
-                const int part = item->info.alpha ? 1 : 0;
-                const int out_fmt = out_format(f.format, item->info.alpha);
-                const int bits = sample_bits(f.format);
-                if (fs_size != prepared || bits != prepared_bits) configured[0] = configured[1] = false;
-                const bool new_format =
-                    !configured[part] || f.format != cur_in[part].pix_fmt || out_fmt != cur_out[part].pix_fmt;
-                if (new_format) {
-                    if (!finish_all()) return;
-                    const bool resize = fs_size != prepared;
-                    if (resize || bits != prepared_bits) {
-                        processor.prepare({device, fs_size, desc.tile, in_flight, bits});
-                        prepared = fs_size;
-                        prepared_bits = bits;
-                    }
-                    const Size o = processor.output_size(fs_size.width, fs_size.height);
-                    cur_in[part] = {.pix_fmt = f.format,
-                                    .size = fs_size,
-                                    .matrix = reader ? reader->info().matrix : ColorMatrix::Bt709,
-                                    .range = reader ? reader->info().range : ColorRange::Full,
-                                    .dtype = processor.dtype(),
-                                    .chroma_location = reader ? static_cast<int>(f.chroma_location) : 0};
-                    cur_out[part] = {.pix_fmt = out_fmt,
-                                     .size = o,
-                                     .matrix = writer ? writer->matrix() : cur_in[part].matrix,
-                                     .range = writer ? writer->range() : cur_in[part].range,
-                                     .dtype = processor.dtype()};
-                    for (Slot& s : slots) {
-                        s.up[part] = std::make_unique<FrameUploader>(*device, cur_in[part]);
-                        s.down[part] = std::make_unique<FrameDownloader>(*device, cur_out[part]);
-                        if (resize || !s.in || s.in.dtype() != processor.dtype()) {
-                            s.in = gpu::Tensor(*device, {1, 3, fs_size.height, fs_size.width},
-                                               processor.dtype(), "media rgb in");
-                            s.out = gpu::Tensor(*device, {1, 3, o.height, o.width}, processor.dtype(),
-                                                "media rgb out");
-                        }
-                        if (!s.stream)
-                            s.stream = std::make_unique<gpu::CommandStream>(*device, gpu::QueueRole::Compute);
-                    }
-                    configured[part] = true;
-                }
-                Slot& s = slots[next];
-                if (s.busy && !finish(s)) return;
-                s.info = item->info;
-                s.pts = f.pts;
-                s.has_alpha = item->has_alpha;
-                s.image = item->image;
-                // A colour part whose alpha follows comes back in the format with alpha, its
-                // alpha plane left for the save stage to fill in.
-                // (A video with alpha from an input without: its colour too, the alpha then opaque.)
-                s.read_as = -1;
-                if (!item->info.alpha && out_alpha)
-                    s.read_as = writer->pix_fmt();
-                else if (item->has_alpha)
-                    s.read_as =
-                        out_fmt == AV_PIX_FMT_GBRP16LE ? int(AV_PIX_FMT_GBRAP16LE) : int(AV_PIX_FMT_GBRAP);
-                else if (writer && !out_alpha && out_fmt != writer->pix_fmt())
-                    s.read_as = writer->pix_fmt(); // grey video: the G plane of planar RGB
-                s.up[part]->stage(f);
-                item->frame.reset();
-                s.up[part]->record(s.stream->cmd(), s.in);
-                SlotContext ctx(*device, s, frame_progress, cancelled);
-                processor.process(ctx);
-                if (ctx.told_to_stop()) {
-                    // The processor stopped inside the frame: what it submitted runs out (its
-                    // resources retire), the unfinished frame is not written.
-                    s.stream->submit();
-                    stopped_early = true;
-                    break;
-                }
-                s.down[part]->record(s.stream->cmd(), s.out);
-                s.done = s.stream->submit();
-                s.busy = true;
-                next = (next + 1) % slots.size();
-                proc_busy.add(Clock::now() - t);
-            }
-            // Stopped early: wake the load stage if it waits on the full queue.
-            if (stopped_early) to_proc.abort();
             const auto t = Clock::now();
-            const bool ok = finish_all();
-            proc_busy.add(Clock::now() - t);
-            if (ok) to_save.close();
-        } catch (...) {
-            fail_with(std::current_exception());
+            bool told_to_stop = false;
+            if (!process_frame(p, *item, told_to_stop)) return;
+            if (told_to_stop) break;
+            proc_busy_.add(Clock::now() - t);
         }
-    });
+        // Stopped early: wake the load stage if it waits on the full queue.
+        if (stopped_early_) to_proc_.abort();
+        const auto t = Clock::now();
+        const bool ok = finish_all(p);
+        proc_busy_.add(Clock::now() - t);
+        if (ok) to_save_.close();
+    }
 
-    std::thread save([&] {
-        try {
-            // Writes the copied packets that start before `until` (seconds; infinity: all).
-            auto drain_side = [&](double until) {
-                std::deque<SidePacket> batch, later;
-                {
-                    std::lock_guard lock(side_mutex);
-                    for (SidePacket& p : side_packets)
-                        (p.seconds < until ? batch : later).push_back(std::move(p));
-                    side_packets.swap(later);
-                }
-                for (SidePacket& p : batch) writer->write_packet(std::move(p.packet));
-            };
-            const double tb = reader ? reader->info().time_base.value() : 0.0;
-            double written_end = -std::numeric_limits<double>::infinity(); // of the video written
-            std::optional<Item> colour; // a frame's colour, waiting for its alpha
-            for (;;) {
-                std::optional<Item> item = to_save.pop();
-                if (!item) break;
-                const auto t = Clock::now();
-                if (item->has_alpha) {
-                    colour = std::move(item);
-                    continue;
-                }
-                if (item->info.alpha) {
-                    if (!colour || colour->info.index != item->info.index)
-                        throw Error(ErrorCode::Generic, "transcode: an alpha frame without its colour");
-                    merge_alpha(*colour->frame, *item->frame, *alpha_layout(colour->frame->format));
-                    item = std::move(colour);
-                    colour.reset();
-                } else if (out_alpha) {
-                    fill_alpha(*item->frame, *out_alpha); // an input without alpha: opaque
-                }
-                if (writer) {
-                    drain_side(double(item->info.pts) * tb);
-                    written_end = double(item->info.pts + item->info.duration) * tb;
-                    writer->write_frame(item->frame.get());
-                    output_bytes = writer->bytes_written();
-                } else if (images && !desc.benchmark) {
-                    const fs::path& out = image_outputs.at(static_cast<size_t>(item->info.index));
-                    save_image(*item->frame, item->image, out);
-                    output_bytes += fs::file_size(out);
-                }
-                ++frames_done;
-                save_busy.add(Clock::now() - t);
-            }
-            {
-                std::lock_guard lock(error_mutex);
-                if (error) return;
-            }
-            if (writer) {
-                const auto t = Clock::now();
-                // The whole input: every copied packet (audio may run past the video). Cut short
-                // (--frames, Ctrl-C): those that start before the last frame written ends.
-                const bool cut = cut_streams || stopped_early;
-                drain_side(cut ? written_end : std::numeric_limits<double>::infinity());
-                writer->finish();
-                save_busy.add(Clock::now() - t);
-                output_bytes = fs::file_size(tmp_out);
-            }
-        } catch (...) {
-            fail_with(std::current_exception());
+    int in_flight() const { return std::clamp(desc_.threads.proc, 1, 4); }
+
+    // Records and submits one frame in the next slot; false when the stage must end (the save
+    // queue aborted). `told_to_stop`: the processor stopped inside the frame.
+    bool process_frame(Proc& p, Item& item, bool& told_to_stop) {
+        AVFrame& f = *item.frame;
+        const int part = item.info.alpha ? 1 : 0;
+        const int out_fmt = out_format(f.format, item.info.alpha);
+        if (!configure(p, f, part, out_fmt)) return false;
+        Slot& s = p.slots[p.next];
+        if (s.busy && !finish(s)) return false;
+        s.info = item.info;
+        s.pts = f.pts;
+        s.has_alpha = item.has_alpha;
+        s.image = item.image;
+        s.read_as = read_format(item, out_fmt);
+        s.up[part]->stage(f);
+        item.frame.reset();
+        s.up[part]->record(s.stream->cmd(), s.in);
+        SlotContext ctx(*device_, s, frame_progress_, [this] { return cancelled(); });
+        processor_.process(ctx);
+        if (ctx.told_to_stop()) {
+            // The processor stopped inside the frame: what it submitted runs out (its resources
+            // retire), the unfinished frame is not written.
+            s.stream->submit();
+            stopped_early_ = true;
+            told_to_stop = true;
+            return true;
         }
-    });
+        s.down[part]->record(s.stream->cmd(), s.out);
+        s.done = s.stream->submit();
+        s.busy = true;
+        p.next = (p.next + 1) % p.slots.size();
+        return true;
+    }
 
-    // --- progress, on this thread ---
-    const bool tty = ::isatty(STDERR_FILENO) != 0;
-    auto last_print = Clock::now();
-    std::deque<std::pair<double, double>> window; // (seconds, frames) for a recent fps
-    bool bar_shown = false;
-    auto report = [&](bool final_line) {
-        const double s = seconds_since(t0);
-        const int64_t done = frames_done.load();
-        // A frame split into several submissions (a big image on a slow device) reports how far
-        // the GPU is into it.
-        const auto [part_frame, part] = frame_progress.poll(*device);
+    // Sets the slots up for frames like `f` (its size, depth and format, the output format) when
+    // they are not yet: the processor prepared, the conversions and tensors made. False when the
+    // stage must end.
+    bool configure(Proc& p, const AVFrame& f, int part, int out_fmt) {
+        const Size size{f.width, f.height};
+        const int bits = sample_bits(f.format);
+        if (size != p.prepared || bits != p.prepared_bits) p.configured[0] = p.configured[1] = false;
+        const bool new_format =
+            !p.configured[part] || f.format != p.cur_in[part].pix_fmt || out_fmt != p.cur_out[part].pix_fmt;
+        if (!new_format) return true;
+        if (!finish_all(p)) return false;
+        const bool resize = size != p.prepared;
+        if (resize || bits != p.prepared_bits) {
+            processor_.prepare({device_, size, desc_.tile, in_flight(), bits});
+            p.prepared = size;
+            p.prepared_bits = bits;
+        }
+        const Size o = processor_.output_size(size.width, size.height);
+        p.cur_in[part] = {.pix_fmt = f.format,
+                          .size = size,
+                          .matrix = reader_ ? reader_->info().matrix : ColorMatrix::Bt709,
+                          .range = reader_ ? reader_->info().range : ColorRange::Full,
+                          .dtype = processor_.dtype(),
+                          .chroma_location = reader_ ? static_cast<int>(f.chroma_location) : 0};
+        p.cur_out[part] = {.pix_fmt = out_fmt,
+                           .size = o,
+                           .matrix = writer_ ? writer_->matrix() : p.cur_in[part].matrix,
+                           .range = writer_ ? writer_->range() : p.cur_in[part].range,
+                           .dtype = processor_.dtype()};
+        for (Slot& s : p.slots) {
+            s.up[part] = std::make_unique<FrameUploader>(*device_, p.cur_in[part]);
+            s.down[part] = std::make_unique<FrameDownloader>(*device_, p.cur_out[part]);
+            if (resize || !s.in || s.in.dtype() != processor_.dtype()) {
+                s.in = gpu::Tensor(*device_, {1, 3, size.height, size.width}, processor_.dtype(), "media rgb in");
+                s.out = gpu::Tensor(*device_, {1, 3, o.height, o.width}, processor_.dtype(), "media rgb out");
+            }
+            if (!s.stream) s.stream = std::make_unique<gpu::CommandStream>(*device_, gpu::QueueRole::Compute);
+        }
+        p.configured[part] = true;
+        return true;
+    }
+
+    // The format the GPU writes for a frame of format `in` (a colour or an alpha part). Images
+    // keep their own (gbrp, gbrp16le); video writes the encoder's (its colour or its alpha part);
+    // --benchmark without a writer yuv420p.
+    int out_format(int in, bool alpha) const {
+        if (images_) return in;
+        if (!writer_) return alpha ? in : int(AV_PIX_FMT_YUV420P);
+        if (out_alpha_) return alpha ? out_alpha_->alpha_format : out_alpha_->colour_format;
+        if (const int grey = grey_gpu_format(writer_->pix_fmt()); grey >= 0) return grey;
+        return writer_->pix_fmt();
+    }
+
+    // FrameDownloader::read's format for the item (-1: the conversion's). A colour part whose alpha
+    // follows comes back in the format with alpha, its alpha plane left for the save stage to fill
+    // in. (A video with alpha from an input without: its colour too, the alpha then opaque.)
+    int read_format(const Item& item, int out_fmt) const {
+        if (!item.info.alpha && out_alpha_) return writer_->pix_fmt();
+        if (item.has_alpha) return out_fmt == AV_PIX_FMT_GBRP16LE ? int(AV_PIX_FMT_GBRAP16LE) : int(AV_PIX_FMT_GBRAP);
+        if (writer_ && !out_alpha_ && out_fmt != writer_->pix_fmt())
+            return writer_->pix_fmt(); // grey video: the G plane of planar RGB
+        return -1;
+    }
+
+    // Waits for the slot's frame and hands it to the save stage; false when its queue aborted.
+    bool finish(Slot& s) {
+        device_->wait(gpu::QueueRole::Compute, s.done);
+        Item out;
+        out.frame = s.down[s.info.alpha ? 1 : 0]->read(s.read_as);
+        out.frame->pts = s.pts;
+        out.info = s.info;
+        out.has_alpha = s.has_alpha;
+        out.image = s.image;
+        s.busy = false;
+        const auto t = Clock::now();
+        const bool ok = to_save_.push(std::move(out));
+        proc_busy_.add(-(Clock::now() - t)); // waiting on the save queue is not GPU work
+        return ok;
+    }
+
+    // Every frame in flight, in order.
+    bool finish_all(Proc& p) {
+        for (size_t k = 0; k < p.slots.size(); ++k) {
+            Slot& s = p.slots[(p.next + k) % p.slots.size()];
+            if (s.busy && !finish(s)) return false;
+        }
+        return true;
+    }
+
+    // --- save: merge alpha, encode or write images ---
+
+    void save_stage() {
+        const double tb = reader_ ? reader_->info().time_base.value() : 0.0;
+        double written_end = -std::numeric_limits<double>::infinity(); // of the video written
+        std::optional<Item> colour;                                     // a frame's colour, waiting for its alpha
+        for (;;) {
+            std::optional<Item> item = to_save_.pop();
+            if (!item) break;
+            const auto t = Clock::now();
+            if (item->has_alpha) {
+                colour = std::move(item);
+                continue;
+            }
+            if (item->info.alpha) {
+                if (!colour || colour->info.index != item->info.index)
+                    throw Error(ErrorCode::Generic, "transcode: an alpha frame without its colour");
+                merge_alpha(*colour->frame, *item->frame, *alpha_layout(colour->frame->format));
+                item = std::move(colour);
+                colour.reset();
+            } else if (out_alpha_) {
+                fill_alpha(*item->frame, *out_alpha_); // an input without alpha: opaque
+            }
+            if (writer_) {
+                write_side_packets(double(item->info.pts) * tb);
+                written_end = double(item->info.pts + item->info.duration) * tb;
+                writer_->write_frame(item->frame.get());
+                output_bytes_ = writer_->bytes_written();
+            } else if (images_ && !desc_.benchmark) {
+                const fs::path& out = image_outputs_.at(static_cast<size_t>(item->info.index));
+                save_image(*item->frame, item->image, out);
+                output_bytes_ += fs::file_size(out);
+            }
+            ++frames_done_;
+            save_busy_.add(Clock::now() - t);
+        }
+        if (failed()) return;
+        if (writer_) finish_video(written_end);
+    }
+
+    // Writes the copied packets that start before `until` (seconds; infinity: all).
+    void write_side_packets(double until) {
+        std::deque<SidePacket> batch, later;
+        {
+            std::lock_guard lock(side_mutex_);
+            for (SidePacket& p : side_packets_) (p.seconds < until ? batch : later).push_back(std::move(p));
+            side_packets_.swap(later);
+        }
+        for (SidePacket& p : batch) writer_->write_packet(std::move(p.packet));
+    }
+
+    // The rest of the copied packets and the encoder's flush.
+    void finish_video(double written_end) {
+        const auto t = Clock::now();
+        // The whole input: every copied packet (audio may run past the video). Cut short (--frames,
+        // Ctrl-C): those that start before the last frame written ends.
+        const bool cut = cut_streams_ || stopped_early_;
+        write_side_packets(cut ? written_end : std::numeric_limits<double>::infinity());
+        writer_->finish();
+        save_busy_.add(Clock::now() - t);
+        output_bytes_ = fs::file_size(tmp_out_);
+    }
+
+    // --- progress, on the calling thread ---
+
+    void show_progress(const std::atomic<bool>& all_done) {
+        tty_ = ::isatty(STDERR_FILENO) != 0;
+        auto last_print = Clock::now();
+        while (!all_done) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            const double interval = tty_ || desc_.on_progress ? 0.25 : 5.0;
+            if (std::chrono::duration<double>(Clock::now() - last_print).count() >= interval && !all_done) {
+                last_print = Clock::now();
+                report(false);
+            }
+        }
+    }
+
+    void report(bool final_line) {
+        const double s = seconds_since(t0_);
+        const int64_t done = frames_done_.load();
+        // A frame split into several submissions (a big image on a slow device) reports how far the
+        // GPU is into it.
+        const auto [part_frame, part] = frame_progress_.poll(*device_);
         const double frame_part = part_frame >= done && part > 0 && part < 1 ? part : 0.0;
         const double done_f = double(done) + frame_part;
-        window.emplace_back(s, done_f);
-        while (window.size() > 2 && window.front().first < s - 5) window.pop_front();
-        const double dt = window.back().first - window.front().first;
-        const double fps =
-            dt > 0.5 ? (window.back().second - window.front().second) / dt : (s > 0 ? done_f / s : 0);
-        Progress p{done, total, s, fps, output_bytes.load(), frame_part};
-        if (desc.on_progress) {
-            desc.on_progress(p);
+        window_.emplace_back(s, done_f);
+        while (window_.size() > 2 && window_.front().first < s - 5) window_.pop_front();
+        const double dt = window_.back().first - window_.front().first;
+        const double fps = dt > 0.5 ? (window_.back().second - window_.front().second) / dt : (s > 0 ? done_f / s : 0);
+        Progress p{done, total_, s, fps, output_bytes_.load(), frame_part};
+        if (desc_.on_progress) {
+            desc_.on_progress(p);
             return;
         }
-        if (desc.quiet) return;
-        const double eta = total > 0 && fps > 0 ? (double(total) - done_f) / fps : -1;
+        if (desc_.quiet) return;
+        const double eta = total_ > 0 && fps > 0 ? (double(total_) - done_f) / fps : -1;
         char part_text[48] = "";
         if (frame_part > 0)
-            std::snprintf(part_text, sizeof part_text, " (frame %lld: %.0f%%)",
-                          static_cast<long long>(part_frame + 1), frame_part * 100);
+            std::snprintf(part_text, sizeof part_text, " (frame %lld: %.0f%%)", static_cast<long long>(part_frame + 1),
+                          frame_part * 100);
+        const std::string total_text = total_ > 0 ? std::to_string(total_) : "?";
         char line[256];
-        if (tty) {
+        if (tty_) {
             const int width = 24;
-            const int filled = total > 0 ? static_cast<int>(std::min<double>(
-                                               width, done_f * width / double(std::max<int64_t>(total, 1))))
-                                         : 0;
+            const int filled =
+                total_ > 0 ? static_cast<int>(std::min<double>(width, done_f * width / double(std::max<int64_t>(total_, 1))))
+                           : 0;
             std::string bar(static_cast<size_t>(filled), '#');
             bar.append(static_cast<size_t>(width - filled), '.');
             std::snprintf(line, sizeof line, "\r[%s] %lld/%s frames%s  %.1f fps  ETA %s  %s   ", bar.c_str(),
-                          static_cast<long long>(done), total > 0 ? std::to_string(total).c_str() : "?",
-                          part_text, fps, clock_text(eta).c_str(), human_bytes(p.output_bytes).c_str());
+                          static_cast<long long>(done), total_text.c_str(), part_text, fps, clock_text(eta).c_str(),
+                          human_bytes(p.output_bytes).c_str());
             std::fputs(line, stderr);
-            bar_shown = true;
+            bar_shown_ = true;
             if (final_line) std::fputs("\n", stderr);
         } else if (!final_line) {
-            std::snprintf(line, sizeof line, "%s: %lld/%s frames%s, %.1f fps, ETA %s, %s\n",
-                          desc.log_name.c_str(), static_cast<long long>(done),
-                          total > 0 ? std::to_string(total).c_str() : "?", part_text, fps,
-                          clock_text(eta).c_str(), human_bytes(p.output_bytes).c_str());
+            std::snprintf(line, sizeof line, "%s: %lld/%s frames%s, %.1f fps, ETA %s, %s\n", desc_.log_name.c_str(),
+                          static_cast<long long>(done), total_text.c_str(), part_text, fps, clock_text(eta).c_str(),
+                          human_bytes(p.output_bytes).c_str());
             std::fputs(line, stderr);
         }
         std::fflush(stderr);
-    };
-    std::atomic<bool> all_done{false};
-    std::thread joiner([&] {
-        load.join();
-        proc.join();
-        save.join();
-        all_done = true;
-    });
-    while (!all_done) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        const double interval = tty || desc.on_progress ? 0.25 : 5.0;
-        if (std::chrono::duration<double>(Clock::now() - last_print).count() >= interval && !all_done) {
-            last_print = Clock::now();
-            report(false);
-        }
     }
-    joiner.join();
-    if (bar_shown) report(true);
-    if (error) std::rethrow_exception(error);
-    // Damage that was tolerated: said once more at the end, with what it cost.
-    std::string problems = reader ? reader->problems() : std::string();
-    if (skipped_images > 0)
-        problems = std::to_string(skipped_images) + " unreadable image" + (skipped_images == 1 ? "" : "s") +
-                   " skipped";
-    if (!problems.empty())
-        std::fprintf(stderr, "%s: warning: '%s': %s; the output has what could be read\n",
-                     desc.log_name.c_str(), desc.input.c_str(), problems.c_str());
 
-    TranscodeStats st;
-    st.seconds = seconds_since(t0);
-    st.frames = frames_done.load();
-    st.fps = st.seconds > 0 ? st.frames / st.seconds : 0;
-    auto stage = [&](const char* name, const Busy& b) {
-        const double s = b.seconds();
-        st.stages.push_back({name, s, s > 0 ? st.frames / s : 0});
-    };
-    stage(images ? "load" : "decode", load_busy);
-    stage("gpu", proc_busy);
-    if (!desc.benchmark) stage(images ? "save" : "encode", save_busy);
-    st.input_size = images ? Size{} : in_size;
-    st.output_size = images ? Size{} : out_size;
-    st.output_bytes = output_bytes.load();
-    st.cancelled = stopped_early.load();
-    if (st.cancelled) st.signal = g_signal.load();
-    if (writer) {
-        if (st.cancelled && (desc.no_partial || st.frames == 0)) {
-            fs::remove(tmp_out, ec); // nothing asked for, or nothing done: no file
-        } else {
-            tmp_guard.path.clear(); // commit_temporary removes it if it fails
-            commit_temporary(tmp_out, desc.output);
-            st.output = desc.output;
-            st.partial_kept = st.cancelled;
-        }
-        tmp_guard.path.clear();
-    } else if (images && !desc.benchmark) {
-        st.output = image_outputs.size() == 1 && !folder ? image_outputs[0] : desc.output;
-        st.partial_kept = st.cancelled && st.frames > 0;
+    // --- the end ---
+
+    // Damage that was tolerated: said once more at the end, with what it cost.
+    void warn_tolerated_damage() const {
+        std::string problems = reader_ ? reader_->problems() : std::string();
+        if (skipped_images_ > 0)
+            problems = std::to_string(skipped_images_) + " unreadable image" + (skipped_images_ == 1 ? "" : "s") +
+                       " skipped";
+        if (!problems.empty())
+            std::fprintf(stderr, "%s: warning: '%s': %s; the output has what could be read\n", desc_.log_name.c_str(),
+                         desc_.input.c_str(), problems.c_str());
     }
-    return st;
+
+    TranscodeStats stats() const {
+        TranscodeStats st;
+        st.seconds = seconds_since(t0_);
+        st.frames = frames_done_.load();
+        st.fps = st.seconds > 0 ? st.frames / st.seconds : 0;
+        auto stage = [&](const char* name, const Busy& b) {
+            const double s = b.seconds();
+            st.stages.push_back({name, s, s > 0 ? st.frames / s : 0});
+        };
+        stage(images_ ? "load" : "decode", load_busy_);
+        stage("gpu", proc_busy_);
+        if (!desc_.benchmark) stage(images_ ? "save" : "encode", save_busy_);
+        st.input_size = images_ ? Size{} : in_size_;
+        st.output_size = images_ ? Size{} : out_size_;
+        st.output_bytes = output_bytes_.load();
+        st.cancelled = stopped_early_.load();
+        if (st.cancelled) st.signal = g_signal.load();
+        return st;
+    }
+
+    // The video's temporary file renamed to the output (kept when stopped, unless no_partial or
+    // nothing was done); where the images went.
+    void put_output_in_place(TranscodeStats& st) {
+        if (writer_) {
+            if (st.cancelled && (desc_.no_partial || st.frames == 0)) {
+                std::error_code ec;
+                fs::remove(tmp_out_, ec); // nothing asked for, or nothing done: no file
+            } else {
+                tmp_guard_.path.clear(); // commit_temporary removes it if it fails
+                commit_temporary(tmp_out_, desc_.output);
+                st.output = desc_.output;
+                st.partial_kept = st.cancelled;
+            }
+            tmp_guard_.path.clear();
+        } else if (images_ && !desc_.benchmark) {
+            st.output = image_outputs_.size() == 1 && !folder_ ? image_outputs_[0] : desc_.output;
+            st.partial_kept = st.cancelled && st.frames > 0;
+        }
+    }
+
+    const TranscodeDesc& desc_;
+    FrameProcessor& processor_;
+    SignalScope signals_;
+
+    // What the input and output are.
+    bool folder_ = false, images_ = false;
+    std::vector<fs::path> image_inputs_, image_outputs_;
+    std::unique_ptr<VideoReader> reader_;
+    fs::path tmp_out_;
+    std::unique_ptr<VideoWriter> writer_;
+    TmpGuard tmp_guard_;
+    Size in_size_, out_size_;
+    // The alpha layout of the video written, when it has one (its alpha comes from the input's).
+    std::optional<AlphaLayout> out_alpha_;
+
+    std::unique_ptr<gpu::Device> own_device_;
+    gpu::Device* device_ = nullptr;
+
+    // The stages and what they share.
+    BoundedQueue<Item> to_proc_{static_cast<size_t>(in_flight()) + 2};
+    BoundedQueue<Item> to_save_{static_cast<size_t>(in_flight()) + 2};
+    std::mutex error_mutex_;
+    std::exception_ptr error_;
+    Busy load_busy_, proc_busy_, save_busy_;
+    std::atomic<int64_t> frames_done_{0}, frames_loaded_{0};
+    FrameProgress frame_progress_;
+    std::atomic<uint64_t> output_bytes_{0};
+    std::atomic<bool> stopped_early_{false};
+    std::mutex side_mutex_;
+    std::deque<SidePacket> side_packets_;
+    std::atomic<bool> cut_streams_{false}; // the video stopped before the input's end: cut the rest too
+    int64_t skipped_images_ = 0;           // unreadable images of a folder (tolerate_errors)
+    bool image_noted_ = false;             // the load stage said what an image loses
+
+    // Progress.
+    int64_t total_ = 0;
+    Clock::time_point t0_;
+    bool tty_ = false, bar_shown_ = false;
+    std::deque<std::pair<double, double>> window_; // (seconds, frames) for a recent fps
+};
+
+} // namespace
+
+TranscodeStats transcode(const TranscodeDesc& desc, FrameProcessor& processor) {
+    return Transcoder(desc, processor).run();
 }
 
 } // namespace vkml::media

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "vkml/shader_ids.hpp"
 #include "vkml/vkml.hpp"
 
 namespace vkml::tool {

@@ -9,6 +9,7 @@
 #include "vkml/gpu/device.hpp"
 #include "vkml/gpu/half.hpp"
 #include "vkml/gpu/image.hpp"
+#include "vkml/gpu/instance.hpp"
 #include "vkml/gpu/pipeline.hpp"
 #include "vkml/gpu/profiler.hpp"
 #include "vkml/gpu/stream.hpp"

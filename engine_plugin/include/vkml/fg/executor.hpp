@@ -20,6 +20,9 @@ class Device;
 
 namespace vkml::fg {
 
+struct Barrier; // of a compiled Plan (internal)
+struct Batch;
+
 struct ExecutorDesc {
     // Frames the CPU may record ahead of the GPU; each has its own transients and command buffers.
     uint32_t frames_in_flight = 2;

@@ -18,7 +18,6 @@
 
 #include <vulkan/vulkan_core.h>
 
-#include "vkml/fg/plan.hpp"
 #include "vkml/fg/types.hpp"
 #include "vkml/gpu/buffer.hpp"
 #include "vkml/gpu/tensor.hpp"
@@ -32,6 +31,8 @@ namespace vkml::fg {
 
 class FrameGraph;
 class PassContext;
+class Executor;
+struct Plan; // what compile() worked out: internal (engine_plugin/fg/plan.hpp)
 using RecordFn = std::function<void(PassContext&)>;
 
 // Declares one pass's uses. Write methods return the resource's next version: keep it, because
@@ -104,6 +105,8 @@ public:
     const Plan& compile(const CompileOptions& options = {});
     bool compiled() const;
     const Plan& plan() const; // the last compile()'s plan; throws if there is none
+    // Whether the last compile() put passes on the async compute queue (false before one).
+    bool uses_async_compute() const;
 
     // The declared graph in Graphviz dot: passes (by queue and kind, culled ones dashed), resource
     // versions, reads and writes; with the plan's order and batches once compiled.
@@ -111,11 +114,12 @@ public:
 
     const FrameGraphDesc& desc() const;
 
-    struct Impl;
-    const Impl& impl() const { return *impl_; }
+    struct Impl; // the declared graph (engine_plugin/fg/graph_impl.hpp)
 
 private:
     friend class PassBuilder;
+    friend class Executor;
+    const Impl& impl() const { return *impl_; }
     std::unique_ptr<Impl> impl_;
 };
 

@@ -3,6 +3,7 @@
 // a pass may use an image or a buffer, and the descriptions of transient and imported resources.
 // Nothing here touches a device, so graphs can be declared and compiled in unit tests.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -132,5 +133,23 @@ struct ImportedBufferDesc {
 
 // Image aspects of a format: depth and/or stencil for depth formats, colour otherwise.
 VkImageAspectFlags format_aspect(VkFormat format);
+
+struct PlannedResource; // a resource as the compiled plan sees it (internal)
+
+// How FrameGraph::compile() plans.
+struct CompileOptions {
+    // Queue families of the graphics and async compute queues, and whether the async compute queue
+    // is a queue of its own. Without one every pass runs on the graphics queue.
+    uint32_t graphics_family = 0;
+    uint32_t compute_family = 0;
+    bool separate_compute_queue = false;
+    // Honour passes' async compute requests (when a separate queue exists).
+    bool async_compute = true;
+    // Let transients with disjoint lifetimes share memory.
+    bool alias_memory = true;
+    // Memory requirements of a transient. Unset: an estimate from size and format (for tests);
+    // the executor asks the device.
+    std::function<VkMemoryRequirements(const PlannedResource&)> memory_requirements;
+};
 
 } // namespace vkml::fg

@@ -14,9 +14,11 @@
 
 #include <vulkan/vulkan_core.h>
 
-#include "vkml/shader_ids.hpp"
-
 namespace vkml::gpu {
+
+// A built-in shader variant. Its enumerators are generated from shaders/shaders.list into a header
+// that is not part of the API (vkml/shader_ids.hpp, for vkml's own operators and passes).
+enum class ShaderId : uint32_t;
 
 class Device;
 

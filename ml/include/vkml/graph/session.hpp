@@ -71,7 +71,7 @@ struct SessionOptions {
     // Optional inputs that hold nothing this time (an optional input not named here holds its
     // tensor, an ordinary input, or the sequence given in sequence_inputs).
     std::set<std::string, std::less<>> absent_inputs;
-    // The graph passes before lowering (see vkml/graph/passes.hpp); off for comparisons.
+    // The graph passes before lowering (see ml/graph/passes.hpp); off for comparisons.
     bool fuse = true;
     // Whole Anime4K-shaped networks as one dispatch (graph::fuse_conv_stacks, ops::FusedConvStack);
     // needs `fuse`. VKML_DISABLE_FUSED_STACK=1 turns it off for every session.

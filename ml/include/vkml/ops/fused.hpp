@@ -1,6 +1,6 @@
 #pragma once
 // Fused subgraphs: whole networks (or parts) that one kernel computes in a single dispatch,
-// keeping the intermediate activations on chip. A graph pass (vkml/graph/passes.hpp,
+// keeping the intermediate activations on chip. A graph pass (ml/graph/passes.hpp,
 // fuse_conv_stacks) builds them from the ops they replace; they can be created directly too.
 #include <array>
 #include <cstdint>

@@ -1,6 +1,8 @@
 #pragma once
 // What FrameGraph::compile() produces: plain data, no Vulkan objects, so it can be built and
-// checked without a device. The executor turns it into command buffers and submissions.
+// checked without a device. The executor turns it into command buffers and submissions. Not part
+// of the API (the public headers only name fg::Plan): the frame graph's sources and its tests
+// (through their include path) read it.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -82,21 +84,6 @@ struct AliasHeap {
     uint64_t alignment = 1;
     uint32_t memory_type_bits = ~0u;
     std::vector<uint32_t> resources; // in lifetime order
-};
-
-struct CompileOptions {
-    // Queue families of the graphics and async compute queues, and whether the async compute queue
-    // is a queue of its own. Without one every pass runs on the graphics queue.
-    uint32_t graphics_family = 0;
-    uint32_t compute_family = 0;
-    bool separate_compute_queue = false;
-    // Honour passes' async compute requests (when a separate queue exists).
-    bool async_compute = true;
-    // Let transients with disjoint lifetimes share memory.
-    bool alias_memory = true;
-    // Memory requirements of a transient. Unset: an estimate from size and format (for tests);
-    // the executor asks the device.
-    std::function<VkMemoryRequirements(const PlannedResource&)> memory_requirements;
 };
 
 struct Plan {
