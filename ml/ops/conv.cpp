@@ -181,7 +181,13 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
     static const int64_t few_max_work = detail::conv::tuning_knob("VKML_FEW_MAX_WORK", 72, 0, 200);
     const bool few_ok = desc.group == 1 && m <= 8 && g.kh == g.kw && (g.kh == 1 || g.kh == 3 || g.kh == 5) &&
                         g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 && ax_w.pad_begin <= 8;
-    const bool few_auto = few_ok && m <= few_max_m && (!coop_ok || g.kh * g.kw * m <= few_max_work);
+    // Auto takes only the form checked on real hardware (an H200: esrgan's 64->4 and 12->3 3x3 layers
+    // and their goldens): f16 storage, 3x3, up to 4 outputs, rows of whole 16-byte units. Every form
+    // passes its tests on lavapipe, but the H200 run of ConvTest.FewOutputsTiles (the element-wise
+    // window path, f32, 1x1 / 5x5, 5-8 outputs) gave no result within 150 s, not yet diagnosed.
+    const bool few_checked = desc.input.dtype == DType::f16 && g.kh == 3 && m <= 4 && g.w % 8 == 0;
+    const bool few_auto =
+        few_ok && few_checked && m <= few_max_m && (!coop_ok || g.kh * g.kw * m <= few_max_work);
     if (kernel == ConvKernel::Auto)
         kernel = few_auto ? ConvKernel::FewOutputs
                  : coop_ok && (uint64_t(m) >= detail::conv::coop_min_rows() || halo_shape) ? ConvKernel::TensorCore

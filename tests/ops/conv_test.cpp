@@ -551,14 +551,27 @@ TEST_F(ConvTest, AutoChoosesKernelByShape) {
             ->kernel();
     };
     EXPECT_EQ(kernel({1, 8, 9, 9}, {32, 8, 1, 1}, 1, {}), ConvKernel::Gemm1x1);
-    EXPECT_EQ(kernel({1, 8, 9, 9}, {4, 8, 1, 1}, 1, {}), ConvKernel::FewOutputs); // few channels
+    EXPECT_EQ(kernel({1, 8, 9, 9}, {4, 8, 1, 1}, 1, {}), ConvKernel::Direct); // few channels
     EXPECT_EQ(kernel({1, 8, 9, 9}, {32, 8, 3, 3}, 1, {1, 1, 1, 1}), ConvKernel::ImplicitGemm);
     EXPECT_EQ(kernel({1, 8, 9, 9}, {31, 8, 3, 3}, 1, {1, 1, 1, 1}), ConvKernel::Direct); // few channels
     EXPECT_EQ(kernel({1, 8, 9, 9}, {8, 1, 3, 3}, 8, {1, 1, 1, 1}), ConvKernel::Direct);
-    EXPECT_EQ(kernel({1, 8, 9, 9}, {4, 8, 1, 1}, 1, {1, 1, 1, 1}), ConvKernel::FewOutputs);
-    EXPECT_EQ(kernel({1, 8, 9, 9}, {8, 8, 5, 5}, 1, {2, 2, 2, 2}), ConvKernel::FewOutputs);
-    EXPECT_EQ(kernel({1, 8, 9, 9}, {9, 8, 3, 3}, 1, {1, 1, 1, 1}), ConvKernel::Direct); // 9 outputs
-    EXPECT_EQ(kernel({1, 8, 9, 9}, {4, 8, 3, 5}, 1, {1, 2, 1, 2}), ConvKernel::Direct); // not square
+    EXPECT_EQ(kernel({1, 8, 9, 9}, {4, 8, 1, 1}, 1, {1, 1, 1, 1}), ConvKernel::Direct);
+    // FewOutputs: Auto takes it in f16 storage for 3x3 layers of up to 4 outputs whose rows are
+    // whole 16-byte units (the form checked on real hardware), on any device.
+    const std::vector<gpu::DType> dtypes = float_dtypes(dev());
+    if (std::find(dtypes.begin(), dtypes.end(), gpu::DType::f16) != dtypes.end()) {
+        auto half = [&](gpu::Shape x, gpu::Shape w) {
+            return ops::Conv::create(dev(), {.input = {x, gpu::DType::f16},
+                                             .weight = {w, gpu::DType::f16},
+                                             .pads = {1, 1, 1, 1}})
+                ->kernel();
+        };
+        EXPECT_EQ(half({1, 8, 9, 16}, {4, 8, 3, 3}), ConvKernel::FewOutputs);
+        EXPECT_EQ(half({1, 8, 9, 16}, {1, 8, 3, 3}), ConvKernel::FewOutputs);
+        EXPECT_NE(half({1, 8, 9, 15}, {4, 8, 3, 3}), ConvKernel::FewOutputs); // rows not whole units
+        EXPECT_NE(half({1, 8, 9, 16}, {5, 8, 3, 3}), ConvKernel::FewOutputs);
+        EXPECT_NE(half({1, 8, 9, 16}, {4, 8, 5, 5}), ConvKernel::FewOutputs);
+    }
     // f16 storage takes the tensor cores where the device has them, from 12 output channels.
     if (ops::tensor_cores_available(dev(), gpu::DType::f16)) {
         auto f16 = [&](gpu::Shape x, gpu::Shape w, int64_t group) {
@@ -571,12 +584,12 @@ TEST_F(ConvTest, AutoChoosesKernelByShape) {
         EXPECT_EQ(f16({1, 8, 9, 9}, {12, 8, 3, 3}, 1), ConvKernel::TensorCore);
         EXPECT_EQ(f16({1, 6, 9, 9}, {11, 6, 3, 3}, 1), ConvKernel::Direct);
         // ... and at any count where the staged-window kernel runs the shape with 32 or more
-        // input channels (a multiple of 8), unless few enough outputs take FewOutputs: up to
-        // KH * KW * M = 72 multiply-adds per input element
+        // input channels (a multiple of 8), unless FewOutputs takes the layer (3x3, up to 4
+        // outputs, whole rows)
         EXPECT_EQ(f16({1, 32, 64, 1024}, {4, 32, 3, 3}, 1), ConvKernel::FewOutputs);
-        EXPECT_EQ(f16({1, 32, 64, 1024}, {8, 32, 3, 3}, 1), ConvKernel::FewOutputs);
+        EXPECT_EQ(f16({1, 32, 64, 1024}, {8, 32, 3, 3}, 1), ConvKernel::TensorCore);
         EXPECT_EQ(f16({1, 32, 64, 1024}, {4, 32, 5, 5}, 1), ConvKernel::TensorCore);
-        EXPECT_EQ(f16({1, 24, 9, 9}, {4, 24, 3, 3}, 1), ConvKernel::FewOutputs);
+        EXPECT_EQ(f16({1, 24, 9, 9}, {4, 24, 3, 3}, 1), ConvKernel::Direct);
         EXPECT_EQ(f16({1, 8, 9, 9}, {8, 1, 3, 3}, 8), ConvKernel::Direct);
     } else {
         EXPECT_THROW(ops::Conv::create(dev(), {.input = {{1, 8, 9, 9}, gpu::DType::f32},
