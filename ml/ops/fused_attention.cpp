@@ -261,13 +261,7 @@ Plan make_plan(gpu::Device& device, const AttentionDesc& desc) {
 } // namespace
 
 bool FusedAttention::supported(gpu::Device& device, const AttentionDesc& desc, std::string* why) {
-    try {
-        (void)make_plan(device, desc);
-        return true;
-    } catch (const Error& e) {
-        if (why) *why = e.what();
-        return false;
-    }
+    return detail::plan_succeeds([&] { return make_plan(device, desc); }, why);
 }
 
 std::unique_ptr<FusedAttention> FusedAttention::create(gpu::Device& device, const AttentionDesc& desc) {

@@ -226,13 +226,7 @@ std::vector<float> pack_weights(const Net& net, const ConvStackDesc& desc) {
 } // namespace
 
 bool FusedConvStack::supported(gpu::Device& device, const ConvStackDesc& desc, std::string* why) {
-    try {
-        (void)make_plan(device, desc);
-        return true;
-    } catch (const Error& e) {
-        if (why) *why = e.what();
-        return false;
-    }
+    return detail::plan_succeeds([&] { return make_plan(device, desc); }, why);
 }
 
 std::unique_ptr<FusedConvStack> FusedConvStack::create(gpu::Device& device, const ConvStackDesc& desc) {

@@ -61,4 +61,17 @@ void dispatch_1d(gpu::CommandBuffer& cmd, const gpu::Pipeline& pipeline,
     cmd.dispatch(pipeline, buffers, push, cmd.groups_for(pipeline, count));
 }
 
+// Whether `plan()` (an op's plan builder, which throws vkml::Error on what it cannot run) succeeds;
+// the reason in *why when not (the ops' static supported()).
+template <class F>
+bool plan_succeeds(F&& plan, std::string* why) {
+    try {
+        (void)plan();
+        return true;
+    } catch (const Error& e) {
+        if (why) *why = e.what();
+        return false;
+    }
+}
+
 } // namespace vkml::ops::detail
