@@ -360,6 +360,16 @@ size_t Graph::set_free_dimension(std::string_view symbol, int64_t size) {
     return replaced;
 }
 
+namespace {
+// "a, b, c", or "none", for the override errors.
+template <class Names>
+std::string listed(const Names& names) {
+    std::string list;
+    for (const std::string& k : names) list += (list.empty() ? "" : ", ") + k;
+    return list.empty() ? std::string("none") : list;
+}
+} // namespace
+
 void apply_free_dimension_overrides(Graph& graph,
                                     const std::map<std::string, int64_t, std::less<>>& overrides) {
     const std::vector<std::string> known = graph.free_dimensions();
@@ -368,10 +378,7 @@ void apply_free_dimension_overrides(Graph& graph,
             graph.fail("free dimension '" + symbol + "' must be set to a size of at least 1, not " +
                        std::to_string(size));
         if (graph.set_free_dimension(symbol, size) == 0) {
-            std::string list;
-            for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-            graph.fail("the model has no free dimension named '" + symbol +
-                       "' (it has: " + (list.empty() ? std::string("none") : list) + ")");
+            graph.fail("the model has no free dimension named '" + symbol + "' (it has: " + listed(known) + ")");
         }
     }
 }
@@ -413,10 +420,8 @@ void apply_denotation_overrides(Graph& graph, const std::map<std::string, int64_
             }
         }
         if (matched == 0) {
-            std::string list;
-            for (const std::string& k : denoted) list += (list.empty() ? "" : ", ") + k;
             graph.fail("no input dimension of the model has the denotation '" + denotation +
-                       "' (the inputs have: " + (list.empty() ? std::string("none") : list) + ")");
+                       "' (the inputs have: " + listed(denoted) + ")");
         }
     }
 }

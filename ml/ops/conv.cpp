@@ -174,20 +174,18 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
         halo_fit = nullptr;
     const bool halo_shape = halo_fit && g.c >= 32;
     // Few output channels (conv/few.comp): every output channel of a tile per workgroup, fp32
-    // multiply-adds on staged windows. Its work grows with KH * KW * M where the tensor cores' does
-    // not: on them it takes the layers up to KH * KW * M = VKML_FEW_MAX_WORK (72: a 3x3 layer of 8
-    // outputs); VKML_FEW_MAX_M (8) caps M everywhere, 0 turns it off.
+    // multiply-adds on staged windows; VKML_FEW_MAX_M (8) caps the M Auto gives it, 0 turns it off.
     static const int64_t few_max_m = detail::conv::tuning_knob("VKML_FEW_MAX_M", 8, 0, 8);
-    static const int64_t few_max_work = detail::conv::tuning_knob("VKML_FEW_MAX_WORK", 72, 0, 200);
     const bool few_ok = desc.group == 1 && m <= 8 && g.kh == g.kw && (g.kh == 1 || g.kh == 3 || g.kh == 5) &&
                         g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 && ax_w.pad_begin <= 8;
     // Auto takes only the form checked on real hardware (an H200: esrgan's 64->4 and 12->3 3x3 layers
     // and their goldens): f16 storage, 3x3, up to 4 outputs, rows of whole 16-byte units. Every form
     // passes its tests on lavapipe, but the H200 run of ConvTest.FewOutputsTiles (the element-wise
     // window path, f32, 1x1 / 5x5, 5-8 outputs) gave no result within 150 s, not yet diagnosed.
+    // (Its work grows with KH * KW * M where the tensor cores' does not; on an H200 a 64->4 3x3 layer
+    // ran 130 us on it against 171 us on the tensor cores' 16-row tiles.)
     const bool few_checked = desc.input.dtype == DType::f16 && g.kh == 3 && m <= 4 && g.w % 8 == 0;
-    const bool few_auto =
-        few_ok && few_checked && m <= few_max_m && (!coop_ok || g.kh * g.kw * m <= few_max_work);
+    const bool few_auto = few_ok && few_checked && m <= few_max_m;
     if (kernel == ConvKernel::Auto)
         kernel = few_auto ? ConvKernel::FewOutputs
                  : coop_ok && (uint64_t(m) >= detail::conv::coop_min_rows() || halo_shape) ? ConvKernel::TensorCore
@@ -410,10 +408,10 @@ void Conv::record_with(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, 
         return;
     }
     const gpu::BufferRange bufs[] = {x, wk, b, r, y};
-    if (kernel_ == ConvKernel::ImplicitGemm || kernel_ == ConvKernel::TensorCore || kernel_ == ConvKernel::FewOutputs)
-        cmd.dispatch(*pipeline_, bufs, push, groups_);
-    else
+    if (kernel_ == ConvKernel::Direct) // (Gemm1x1 took the GEMM form above)
         detail::dispatch_1d(cmd, *pipeline_, bufs, push, direct_invocations_);
+    else
+        cmd.dispatch(*pipeline_, bufs, push, groups_);
 }
 
 } // namespace vkml::ops

@@ -53,6 +53,9 @@ sfloat tile_load_b(uint k, uint j) {
     return x.data[((n * C + c) * H + uint(ih)) * W + uint(iw)];
 }
 
+// The output element of row m (channel), column j (image j / (OH * OW), its pixel j % (OH * OW)).
+uint out_offset(uint m, uint j) { return (j / (OH * OW) * M + m) * OH * OW + j % (OH * OW); }
+
 #if VKML_TILE_COOPMAT
 // The tensor-core tile's loaders (conv/coopmat_tile.glsl): 8 consecutive elements at a time.
 layout(std430, set = 0, binding = 0) readonly buffer X8 { uvec4 data[]; } x8;
@@ -151,7 +154,6 @@ uvec4 tile_load_b8(uint k) {
 
 // Eight consecutive columns of one image are eight consecutive pixels of its output planes.
 const bool TILE_STORE_VEC = (OH * OW) % 8 == 0;
-uint out_offset(uint m, uint j) { return (j / (OH * OW) * M + m) * OH * OW + j % (OH * OW); }
 uvec4 tile_residual8(uint m, uint j) { return HAS_RES != 0 ? res8.data[out_offset(m, j) / 8] : uvec4(0); }
 void tile_store8(uint m, uint j, vec4 lo, vec4 hi, uvec4 r) {
     const uint o = out_offset(m, j);
@@ -167,11 +169,7 @@ void tile_store8(uint m, uint j, vec4 lo, vec4 hi, uvec4 r) {
 }
 #endif
 
-void tile_store(uint m, uint j, float acc) {
-    const uint pix = j % (OH * OW);
-    const uint n = j / (OH * OW);
-    conv_store((n * M + m) * OH * OW + pix, m, acc);
-}
+void tile_store(uint m, uint j, float acc) { conv_store(out_offset(m, j), m, acc); }
 
 #if VKML_TILE_COOPMAT
 // Split K (small output grids with long K, such as a detector's 20x20 heads or resnet's last

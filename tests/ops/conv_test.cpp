@@ -444,7 +444,7 @@ TEST_F(ConvTest, StagedWindowTiles) {
         EXPECT_FALSE(op({1, 30, 64, 1024}, {32, 30, 3, 3}, {})->halo()); // 90 virtual channels
         EXPECT_FALSE(op({1, 3, 64, 1024}, {32, 3, 3, 3}, {})->halo());  // 9 virtual channels of 16
         EXPECT_EQ(op({1, 64, 64, 1024}, {4, 64, 3, 3}, {})->kernel(), ConvKernel::FewOutputs);
-        EXPECT_TRUE(op({1, 64, 64, 1024}, {3, 64, 5, 5}, {})->halo()); // 75 > 72: the tensor cores
+        EXPECT_TRUE(op({1, 64, 64, 1024}, {3, 64, 5, 5}, {})->halo()); // 5x5: the tensor cores
     }
 }
 
