@@ -1,10 +1,13 @@
-// FusedConvStack (shaders/fused/conv_stack.comp): the checks, the tile choice, the weight packing.
+// FusedConvStack (shaders/fused/conv_stack.comp, and conv_stack_mma.comp on tensor cores): the checks,
+// the kernel and tile choice, the weight packing.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include "conv_common.hpp"
 #include "util.hpp"
+#include "vkml/gpu/half.hpp"
 #include "vkml/gpu/pipeline.hpp"
 #include "vkml/gpu/transfer.hpp"
 #include "vkml/ops/fused.hpp"
@@ -74,9 +77,46 @@ Layout layout_for(const Net& net, int64_t tw, int64_t th, bool smem_f16, int64_t
     return L;
 }
 
+// The tensor-core kernel (fused/conv_stack_mma.comp): windows of one 16-byte unit per pixel, each
+// followed by a zero guard unit; a 16 x 16 f16 staging fragment per subgroup; 256 invocations.
+// The cost counts the MMAs: a layer computes its window in chunks of 16 pixels of a row.
+constexpr int64_t mma_threads = 256, mma_subgroups = mma_threads / 32, mma_head_chunks = 4;
+// The CReLU is applied to the loaded A fragments element by element, and how many elements an
+// invocation holds is implementation-defined (KHR has no constant for it): 8 on NVIDIA, where the
+// kernel runs; other vendors take the scalar kernel.
+constexpr uint32_t mma_a_elements = 8, nvidia_vendor = 0x10de;
+
+bool mma_runs(const gpu::Device& device) {
+    return device.caps().vendor_id == nvidia_vendor && detail::conv::coop_available(device, DType::f16);
+}
+
+Layout mma_layout_for(const Net& net, int64_t tw, int64_t th) {
+    auto window = [&](int64_t halo) { return (tw + 2 * halo) * (th + 2 * halo); };
+    Layout L;
+    L.tw = tw;
+    L.th = th;
+    L.a = window(net.d) + 1;
+    L.b = window(net.d - 1) + 1;
+    // the head's fp32 staging (16 x 16 floats a subgroup) reuses the windows at the end
+    const int64_t act = std::max(L.a + L.b, net.head1x1 ? mma_subgroups * 64 : int64_t(0));
+    L.b = act - L.a;
+    L.bytes = uint64_t(act) * 16 + uint64_t(mma_subgroups) * 512;
+    double work = double(window(net.d)) * 2; // staging the input
+    for (int64_t l = 0; l < net.d; ++l) {
+        const int64_t halo = net.d - 1 - l, rw = tw + 2 * halo, rh = th + 2 * halo;
+        const double chunks = double(rh) * double((rw + 15) / 16);
+        work += chunks * ((l == 0 ? 6.0 : 6.0 * double(net.s)) * 16 + 4) + 64; // MMAs, the store, a barrier
+        if (net.head1x1) work += double(tw * th / 16) * double(net.s) * 16;
+    }
+    const double tiles = double((net.w + tw - 1) / tw) * double((net.h + th - 1) / th) * double(net.n);
+    L.cost = tiles * work;
+    return L;
+}
+
 struct Plan {
     Net net;
     Layout layout;
+    bool mma = false;
     int64_t rows = 4, threads = 256;
     gpu::ShaderId shader{};
     Shape out;
@@ -157,12 +197,32 @@ Plan make_plan(gpu::Device& device, const ConvStackDesc& desc) {
         unsupported(op_name, "tensors of 2^31 elements or more");
 
     const bool f16 = desc.smem == DType::f16;
-    p.shader = detail::shader_for(device, op_name, f16 ? "fused_conv_stack_h" : "fused_conv_stack", desc.input.dtype);
-    p.rows = std::clamp<int64_t>(env_int("VKML_STACK_ROWS", 4), 1, pmax);
-    p.threads = env_int("VKML_STACK_THREADS", 256);
-    if (p.threads != 64 && p.threads != 128 && p.threads != 256 && p.threads != 512) p.threads = 256;
     const auto& caps = device.caps();
-    p.threads = std::min<int64_t>(p.threads, std::max<uint32_t>(caps.max_workgroup_invocations, 64));
+    if (desc.kernel != StackKernel::Auto && desc.kernel != StackKernel::Scalar && desc.kernel != StackKernel::TensorCores)
+        fail(op_name, "kernel", "unknown kind");
+    if (desc.kernel == StackKernel::TensorCores) {
+        if (!f16) fail(op_name, "kernel", "TensorCores keeps the activations in f16: smem must be f16");
+        if (!mma_runs(device))
+            unsupported(op_name, "TensorCores needs an NVIDIA GPU with 16x16x16 f16 cooperative matrices, float16 "
+                                 "arithmetic and 32-wide subgroups, which " + caps.device_name + " is not");
+    }
+    const char* mma_env = std::getenv("VKML_STACK_MMA");
+    // Auto: the tensor cores for layers reading more than 8 channels (Anime4K L: 16). Their kernel
+    // costs the same per layer up to 16 (12 MMAs per 16 pixels), while the scalar one's work
+    // scales with the channels: on the H200, L (16) 0.677 -> 0.331 ms, M (8) 0.149 -> 0.333 ms.
+    p.mma = desc.kernel == StackKernel::TensorCores ||
+            (desc.kernel == StackKernel::Auto && f16 && net.s * net.c > 8 &&
+             !(mma_env && std::string(mma_env) == "0") && mma_runs(device));
+    if (p.mma) {
+        p.shader = detail::shader_for(device, op_name, "fused_conv_stack_mma", desc.input.dtype);
+        p.threads = mma_threads;
+    } else {
+        p.shader = detail::shader_for(device, op_name, f16 ? "fused_conv_stack_h" : "fused_conv_stack", desc.input.dtype);
+        p.rows = std::clamp<int64_t>(env_int("VKML_STACK_ROWS", 4), 1, pmax);
+        p.threads = env_int("VKML_STACK_THREADS", 256);
+        if (p.threads != 64 && p.threads != 128 && p.threads != 256 && p.threads != 512) p.threads = 256;
+        p.threads = std::min<int64_t>(p.threads, std::max<uint32_t>(caps.max_workgroup_invocations, 64));
+    }
     const uint64_t budget = std::min<uint64_t>(caps.max_shared_memory ? caps.max_shared_memory : smem_cap, smem_cap);
 
     std::vector<std::array<int64_t, 2>> candidates;
@@ -174,19 +234,31 @@ Plan make_plan(gpu::Device& device, const ConvStackDesc& desc) {
         candidates.push_back({tw, th});
     } else {
         if (desc.tile[0] || desc.tile[1]) fail(op_name, "tile", "must be positive or {0, 0}");
-        candidates = {{32, 32}, {32, 24}, {24, 24}, {32, 16}, {24, 16}, {16, 16}, {16, 12}, {16, 8}, {8, 8}};
+        if (p.mma)
+            candidates = {{32, 16}, {16, 32}, {32, 8}, {16, 16}, {48, 8}, {16, 8}};
+        else
+            candidates = {{32, 32}, {32, 24}, {24, 24}, {32, 16}, {24, 16}, {16, 16}, {16, 12}, {16, 8}, {8, 8}};
     }
     std::string tried;
+    auto skip = [&](int64_t cw, int64_t ch, const std::string& why) {
+        tried += (tried.empty() ? "" : ", ") + std::to_string(cw) + "x" + std::to_string(ch) + " (" + why + ")";
+    };
     for (const auto& [cw, ch] : candidates) {
-        if (cw * ch > qmax * p.threads) {
-            tried += (tried.empty() ? "" : ", ") + std::to_string(cw) + "x" + std::to_string(ch) + " (more pixels than " +
-                     std::to_string(qmax) + " per invocation)";
+        if (p.mma && cw % 16) {
+            skip(cw, ch, "the tensor-core tile's width must be a multiple of 16");
             continue;
         }
-        const Layout L = layout_for(net, cw, ch, f16, p.rows);
+        if (p.mma && cw * ch > 16 * mma_subgroups * mma_head_chunks) {
+            skip(cw, ch, "more than " + std::to_string(mma_head_chunks) + " chunks of 16 pixels per subgroup");
+            continue;
+        }
+        if (!p.mma && cw * ch > qmax * p.threads) {
+            skip(cw, ch, "more pixels than " + std::to_string(qmax) + " per invocation");
+            continue;
+        }
+        const Layout L = p.mma ? mma_layout_for(net, cw, ch) : layout_for(net, cw, ch, f16, p.rows);
         if (L.bytes > budget) {
-            tried += (tried.empty() ? "" : ", ") + std::to_string(cw) + "x" + std::to_string(ch) + " (" +
-                     std::to_string(L.bytes) + " bytes)";
+            skip(cw, ch, std::to_string(L.bytes) + " bytes");
             continue;
         }
         if (!p.layout.tw || L.cost < p.layout.cost) p.layout = L;
@@ -223,6 +295,57 @@ std::vector<float> pack_weights(const Net& net, const ConvStackDesc& desc) {
     return out;
 }
 
+// The tensor-core kernel's units (4 words each; fused/conv_stack_mma.comp): per 3x3 layer a 16 x 16
+// fp32 bias matrix (identical rows) and its B matrices of 16 x 16 halves, row k = (pixel k / 8 of
+// the tap pair, channel k % 8), column = output; the first layer's per (ky, pair), the others' per
+// (ky, pair, sign of CReLU); then the 1x1 head's bias matrix and its per (layer, sign) matrices,
+// rows 8..15 zero. The fourth tap column, and channels and outputs past the layer's, are zero.
+std::vector<uint32_t> pack_mma(const Net& net, const ConvStackDesc& desc) {
+    std::vector<uint32_t> out;
+    auto put_bias = [&](const ConvStackLayer& layer, int64_t co) {
+        for (int64_t r = 0; r < 16; ++r)
+            for (int64_t n = 0; n < 16; ++n) {
+                const float v = n < co && !layer.bias.empty() ? layer.bias[size_t(n)] : 0.f;
+                uint32_t bits;
+                std::memcpy(&bits, &v, 4);
+                out.push_back(bits);
+            }
+    };
+    // value(k, n) of one B matrix
+    auto put_matrix = [&](auto&& value) {
+        for (int64_t k = 0; k < 16; ++k)
+            for (int64_t n = 0; n < 16; n += 2)
+                out.push_back(uint32_t(gpu::float_to_half(value(k, n))) |
+                              uint32_t(gpu::float_to_half(value(k, n + 1))) << 16);
+    };
+    for (int64_t l = 0; l < net.d; ++l) {
+        const ConvStackLayer& layer = desc.layers[size_t(l)];
+        const int64_t co = net.co(l), ci = net.ci(l), ch_in = l == 0 ? net.cin : net.c;
+        put_bias(layer, co);
+        const int64_t signs = l == 0 ? 1 : net.s;
+        for (int64_t ky = 0; ky < 3; ++ky)
+            for (int64_t pr = 0; pr < 2; ++pr)
+                for (int64_t sg = 0; sg < signs; ++sg)
+                    put_matrix([&](int64_t k, int64_t n) {
+                        const int64_t kx = 2 * pr + k / 8, ch = k % 8;
+                        if (kx > 2 || ch >= ch_in || n >= co) return 0.f;
+                        return layer.weight[size_t(((n * ci + sg * net.c + ch) * 3 + ky) * 3 + kx)];
+                    });
+    }
+    if (net.head1x1) {
+        const ConvStackLayer& head = desc.head_conv;
+        const int64_t hin = net.d * net.s * net.c;
+        put_bias(head, net.k);
+        for (int64_t l = 0; l < net.d; ++l)
+            for (int64_t sg = 0; sg < net.s; ++sg)
+                put_matrix([&](int64_t k, int64_t n) {
+                    if (k >= net.c || n >= net.k) return 0.f;
+                    return head.weight[size_t(n * hin + (l * net.s + sg) * net.c + k)];
+                });
+    }
+    return out;
+}
+
 } // namespace
 
 bool FusedConvStack::supported(gpu::Device& device, const ConvStackDesc& desc, std::string* why) {
@@ -234,17 +357,27 @@ std::unique_ptr<FusedConvStack> FusedConvStack::create(gpu::Device& device, cons
     const Net& net = p.net;
     const Layout& L = p.layout;
     auto op = std::unique_ptr<FusedConvStack>(new FusedConvStack(device));
-    const std::vector<float> packed = pack_weights(net, desc);
-    op->weights_ = gpu::Buffer(device, {.size = packed.size() * sizeof(float), .name = "FusedConvStack weights"});
-    gpu::upload(device, op->weights_.range(), std::as_bytes(std::span<const float>(packed)));
     auto u = [](int64_t v) { return uint32_t(v); };
     gpu::ComputePipelineDesc pd;
     pd.shader = p.shader;
     pd.bindings = 3;
     pd.workgroup = {u(p.threads), 1, 1};
-    pd.specialization = {u(net.cin), u(net.c),  u(net.d),    u(net.k),      u(net.head1x1), u(net.s == 2),
-                         u(net.mode), u(net.h), u(net.w),    u(L.tw),       u(L.th),        u(net.oc),
-                         u(p.rows),   u(L.a + L.b), u(L.a),  u(L.w_size),   u(L.wl_max)};
+    if (p.mma) {
+        const std::vector<uint32_t> packed = pack_mma(net, desc);
+        op->weights_ = gpu::Buffer(device, {.size = packed.size() * sizeof(uint32_t), .name = "FusedConvStack weights"});
+        gpu::upload(device, op->weights_.range(), std::as_bytes(std::span<const uint32_t>(packed)));
+        pd.specialization = {u(net.cin), u(net.c), u(net.d),  u(net.k),  u(net.head1x1), u(net.s == 2), u(net.mode),
+                             u(net.h),   u(net.w), u(L.tw),   u(L.th),   u(net.oc),      u(L.a + L.b),  u(L.a),
+                             mma_a_elements};
+    } else {
+        const std::vector<float> packed = pack_weights(net, desc);
+        op->weights_ = gpu::Buffer(device, {.size = packed.size() * sizeof(float), .name = "FusedConvStack weights"});
+        gpu::upload(device, op->weights_.range(), std::as_bytes(std::span<const float>(packed)));
+        pd.specialization = {u(net.cin), u(net.c),  u(net.d),    u(net.k),      u(net.head1x1), u(net.s == 2),
+                             u(net.mode), u(net.h), u(net.w),    u(L.tw),       u(L.th),        u(net.oc),
+                             u(p.rows),   u(L.a + L.b), u(L.a),  u(L.w_size),   u(L.wl_max)};
+    }
+    op->tensor_cores_ = p.mma;
     op->pipeline_ = &device.pipeline(pd);
     op->tile_ = {int(L.tw), int(L.th)};
     op->shared_bytes_ = uint32_t(L.bytes);

@@ -498,37 +498,53 @@ TEST_F(ConvTest, ReflectAndEdgePadding) {
                                               .pad_mode = ConvPadMode::Edge}));
 }
 
-TEST_F(ConvTest, FewOutputsTiles) {
-    // conv/few.comp: 16-row x 64-column output tiles (cut here by 21 x 70 and 17 x 131), 4-channel
-    // input chunks with a short last one (C = 7, 13), 1-4 (MB 4) and 5-8 (MB 8) outputs, 1x1, 3x3
-    // and 5x5 with pads from 0 to 2 on each side, batches, bias, residual and activation, and the
-    // reflect / edge paddings.
-    const ops::Activation relu{ActivationKind::Relu};
-    const std::vector<ConvKernel> few{ConvKernel::FewOutputs};
-    check({"few 3x3 M4", {1, 13, 21, 70}, {4, 13, 3, 3}, {}, {1, 1, 1, 1}, {}}, few);
-    check({"few 3x3 M1 batch 2 no pad", {2, 7, 17, 131}, {1, 7, 3, 3}, {}, {}, {}}, few);
-    check({"few 3x3 M8 residual relu", {1, 9, 18, 66}, {8, 9, 3, 3}, {}, {0, 1, 2, 1}, {}, "NOTSET", 1, true, relu,
-           true},
-          few);
-    check({"few 5x5 M3 pads 2", {1, 5, 19, 67}, {3, 5, 5, 5}, {}, {2, 2, 2, 2}, {}}, few);
+// conv/few.comp: 16-row x 64-column output tiles (cut here by 21 x 70 and 17 x 131), 4-channel
+// input chunks with a short last one (C = 7, 13), 1-4 (MB 4) and 5-8 (MB 8) outputs, 1x1, 3x3 and
+// 5x5 with pads from 0 to 2 on each side, batches, bias, residual and activation, and the reflect /
+// edge paddings. Several tests, not one: on NVIDIA's driver each of these pipelines takes 15-20 s
+// to compile (the kernel is unrolled over taps, channels and pixels), so the device script runs
+// them in parallel processes.
+const std::vector<ConvKernel> few_kernel{ConvKernel::FewOutputs};
+
+TEST_F(ConvTest, FewOutputs3x3) {
+    check({"few 3x3 M4", {1, 13, 21, 70}, {4, 13, 3, 3}, {}, {1, 1, 1, 1}, {}}, few_kernel);
+    check({"few 3x3 M1 batch 2 no pad", {2, 7, 17, 131}, {1, 7, 3, 3}, {}, {}, {}}, few_kernel);
+}
+
+TEST_F(ConvTest, FewOutputs3x3EightOutputsResidualRelu) {
+    check({"few 3x3 M8 residual relu", {1, 9, 18, 66}, {8, 9, 3, 3}, {}, {0, 1, 2, 1}, {}, "NOTSET", 1, true,
+           ops::Activation{ActivationKind::Relu}, true},
+          few_kernel);
+}
+
+TEST_F(ConvTest, FewOutputs5x5) {
+    check({"few 5x5 M3 pads 2", {1, 5, 19, 67}, {3, 5, 5, 5}, {}, {2, 2, 2, 2}, {}}, few_kernel);
     check({"few 5x5 M6 asym pads no bias", {2, 4, 9, 29}, {6, 4, 5, 5}, {}, {1, 2, 0, 2}, {}, "NOTSET", 1, false},
-          few);
+          few_kernel);
+}
+
+TEST_F(ConvTest, FewOutputs1x1And1D) {
     check({"few 1x1 M7 silu", {1, 11, 17, 65}, {7, 11, 1, 1}, {}, {}, {}, "NOTSET", 1, true,
            {ActivationKind::Silu}},
-          few);
-    check({"few 1x1 pads 1 M2", {1, 6, 5, 9}, {2, 6, 1, 1}, {}, {1, 1, 1, 1}, {}}, few);
-    check({"few 1-D 1x1", {2, 5, 13}, {3, 5, 1}, {}, {}, {}}, few);
+          few_kernel);
+    check({"few 1x1 pads 1 M2", {1, 6, 5, 9}, {2, 6, 1, 1}, {}, {1, 1, 1, 1}, {}}, few_kernel);
+    check({"few 1-D 1x1", {2, 5, 13}, {3, 5, 1}, {}, {}, {}}, few_kernel);
+}
+
+TEST_F(ConvTest, FewOutputsReflectAndEdgePads) {
     for (ops::ConvPadMode mode : {ops::ConvPadMode::Reflect, ops::ConvPadMode::Edge}) {
         ConvCase c{std::string(mode == ops::ConvPadMode::Reflect ? "reflect" : "edge") + " few 3x3",
                    {1, 6, 18, 70}, {3, 6, 3, 3}, {}, {1, 1, 1, 1}, {}};
         c.pad_mode = mode;
-        check(c, few);
+        check(c, few_kernel);
         ConvCase d{std::string(mode == ops::ConvPadMode::Reflect ? "reflect" : "edge") + " few 5x5",
                    {1, 3, 17, 20}, {5, 3, 5, 5}, {}, {2, 2, 2, 2}, {}};
         d.pad_mode = mode;
-        check(d, few);
+        check(d, few_kernel);
     }
-    // Shapes it does not run.
+}
+
+TEST_F(ConvTest, FewOutputsRejectsWhatItDoesNotRun) {
     for (const auto& [x, w, strides, dilations] :
          std::vector<std::tuple<gpu::Shape, gpu::Shape, std::vector<int64_t>, std::vector<int64_t>>>{
              {{1, 4, 9, 9}, {9, 4, 3, 3}, {}, {}},

@@ -167,7 +167,15 @@ ConvStackDesc make_desc(const Net& net, const gpu::Shape& shape, gpu::DType io, 
 struct Case {
     gpu::DType io, smem;
     std::array<int, 2> tile;
+    ops::StackKernel kernel = ops::StackKernel::Scalar;
 };
+
+// Whether the tensor-core kernel runs here (NVIDIA with cooperative matrices; not lavapipe).
+bool mma_here(gpu::Device& dev) {
+    ConvStackDesc d = make_desc({}, gpu::Shape{1, 3, 8, 8}, gpu::DType::f32, gpu::DType::f16, 1);
+    d.kernel = ops::StackKernel::TensorCores;
+    return ops::FusedConvStack::supported(dev, d);
+}
 
 // f32 throughout at a small forced tile (more tiles, cut by the image's edges on both axes), and
 // f16 storage with f16 shared memory at the automatic tile; `mixed` adds f32 storage with f16
@@ -177,17 +185,28 @@ void check(gpu::Device& dev, const Net& net, const gpu::Shape& shape, uint32_t s
     const gpu::DType half = dev.caps().storage16 ? gpu::DType::f16 : gpu::DType::f32;
     std::vector<Case> cases = {{gpu::DType::f32, gpu::DType::f32, {8, 6}}, {half, gpu::DType::f16, {0, 0}}};
     if (mixed) cases.push_back({gpu::DType::f32, gpu::DType::f16, {0, 0}});
+    // The tensor-core kernel where it runs: at its automatic tile and at the smallest one (more
+    // tiles, cut by the edges), f16 and f32 storage.
+    if (mma_here(dev)) {
+        cases.push_back({half, gpu::DType::f16, {0, 0}, ops::StackKernel::TensorCores});
+        cases.push_back({gpu::DType::f32, gpu::DType::f16, {16, 8}, ops::StackKernel::TensorCores});
+    }
     for (const Case& c : cases) {
         ConvStackDesc d = make_desc(net, shape, c.io, c.smem, seed);
         d.tile = c.tile;
+        d.kernel = c.kernel;
         const HostTensor x = random_tensor(shape, c.io, seed + 7, 0.0, 1.0, 0.01);
         auto op = ops::FusedConvStack::create(dev, d);
         const auto got = run_op(dev, *op, {x}, 2);
         const HostTensor want = reference(d, x);
+        const bool mma = c.kernel == ops::StackKernel::TensorCores;
+        ASSERT_EQ(op->tensor_cores(), mma);
         const std::string what = std::string("io ") + gpu::dtype_name(c.io) + ", smem " + gpu::dtype_name(c.smem) +
-                                 ", tile " + std::to_string(op->tile()[0]) + "x" + std::to_string(op->tile()[1]);
+                                 ", tile " + std::to_string(op->tile()[0]) + "x" + std::to_string(op->tile()[1]) +
+                                 (mma ? ", tensor cores" : "");
         const bool exact = c.io == gpu::DType::f32 && c.smem == gpu::DType::f32;
-        expect_close(got[0], want, exact ? 2e-5 : 4e-3, what);
+        // The tensor cores round the weights to f16 as well.
+        expect_close(got[0], want, exact ? 2e-5 : mma ? 6e-3 : 4e-3, what);
     }
 }
 
@@ -237,4 +256,25 @@ TEST_F(FusedConvStackTest, RejectsWhatItCannotRun) {
     EXPECT_FALSE(ops::FusedConvStack::supported(dev(), big, &why));
     EXPECT_NE(why.find("tile"), std::string::npos) << why;
     EXPECT_TRUE(ops::FusedConvStack::supported(dev(), desc({})));
+}
+
+TEST_F(FusedConvStackTest, TensorCoresWhereTheyRunAndClearErrorsElsewhere) {
+    const gpu::Shape s{1, 3, 8, 8};
+    ConvStackDesc d = make_desc({.c = 8}, s, gpu::DType::f32, gpu::DType::f16, 1);
+    // Auto takes them where they run for layers reading 16 channels (VKML_STACK_MMA=0 aside, which
+    // the tests leave unset), not for 8.
+    EXPECT_EQ(ops::FusedConvStack::create(dev(), d)->tensor_cores(), mma_here(dev()));
+    EXPECT_FALSE(ops::FusedConvStack::create(dev(), make_desc({.c = 4}, s, gpu::DType::f32, gpu::DType::f16, 1))
+                     ->tensor_cores());
+    d.kernel = ops::StackKernel::Scalar;
+    EXPECT_FALSE(ops::FusedConvStack::create(dev(), d)->tensor_cores());
+    d.kernel = ops::StackKernel::TensorCores;
+    if (!mma_here(dev()))
+        expect_error([&] { (void)ops::FusedConvStack::create(dev(), d); }, {"FusedConvStack", "TensorCores", "NVIDIA"});
+    d.smem = gpu::DType::f32;
+    expect_error([&] { (void)ops::FusedConvStack::create(dev(), d); }, {"FusedConvStack", "smem must be f16"});
+    // smem f32 asks for exact activations: Auto keeps the scalar kernel (two layers, so that it fits
+    // llvmpipe's 32 KiB in f32).
+    ConvStackDesc exact = make_desc({.c = 8, .layers = 2}, s, gpu::DType::f32, gpu::DType::f32, 1);
+    EXPECT_FALSE(ops::FusedConvStack::create(dev(), exact)->tensor_cores());
 }

@@ -40,6 +40,13 @@ struct ConvStackLayer {
 enum class StackAct : uint8_t { CRelu, Relu };
 enum class StackHead : uint8_t { Concat1x1, LastLayer };
 enum class StackOutput : uint8_t { DepthToSpaceBilinear, Residual };
+// Which kernel computes the stack. TensorCores (shaders/fused/conv_stack_mma.comp) runs every 3x3
+// layer and the 1x1 head as f16 x f16 cooperative-matrix products with fp32 sums; it needs
+// VK_NV/KHR_cooperative_matrix with 16x16x16 f16 shapes, 32-wide subgroups and smem f16 (its
+// weights are rounded to f16 too), on NVIDIA only. Scalar (fused/conv_stack.comp) runs anywhere.
+// Auto takes the tensor cores where they run and the layers read more than 8 channels (CReLU of
+// 8, as Anime4K L; below that the scalar kernel is faster), VKML_STACK_MMA=0 never.
+enum class StackKernel : uint8_t { Auto, Scalar, TensorCores };
 
 struct ConvStackDesc {
     TensorDesc input;
@@ -52,6 +59,7 @@ struct ConvStackDesc {
     // The output tile (width, height) a workgroup computes; {0, 0}: chosen from the shapes and
     // the device's shared memory (VKML_STACK_TILE=WxH overrides that choice for tuning).
     std::array<int, 2> tile{0, 0};
+    StackKernel kernel = StackKernel::Auto;
 };
 
 class FusedConvStack final : public Op {
@@ -63,6 +71,7 @@ public:
     const char* type() const override { return "FusedConvStack"; }
 
     std::array<int, 2> tile() const { return tile_; }
+    bool tensor_cores() const { return tensor_cores_; } // the kernel create() chose
     uint32_t shared_bytes() const { return shared_bytes_; } // per workgroup
     std::array<uint32_t, 3> groups() const { return groups_; }
 
@@ -73,6 +82,7 @@ private:
     const gpu::Pipeline* pipeline_ = nullptr;
     gpu::Buffer weights_;
     std::array<int, 2> tile_{};
+    bool tensor_cores_ = false;
     uint32_t shared_bytes_ = 0;
     std::array<uint32_t, 3> groups_{};
 };
