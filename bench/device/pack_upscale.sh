@@ -42,6 +42,12 @@ python3 bench/device/stub_libs.py --out "$stage/lib" --keep "${VKML_PACK_KEEP:-$
 for n in s m l; do
   cp "$models/websr/weights/anime4k/cnn-2x-$n-rl.json" "$stage/models/websr/weights/anime4k/"
 done
+# VKML_PACK_MODELS="esrgan-slim esrgan-medium websr human-models": whole model packages besides
+# (so one bundle also runs bench/run_peers.py, whose benches `vkml` carries), x2 only for esrgan
+for m in ${VKML_PACK_MODELS:-}; do
+  [[ -d $models/$m ]] && cp -r "$models/$m" "$stage/models/"
+done
+find "$stage/models" -path '*models/x[348]*' -prune -exec rm -rf {} +
 
 # Every library inside the stage, except the C library's family (the target has it, device-pack
 # does not carry it); the loader satisfied with every symbol bound at once (--help loads no driver:

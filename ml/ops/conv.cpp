@@ -180,12 +180,19 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
                         g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 && ax_w.pad_begin <= 8;
     // Auto takes only the form checked on real hardware (an H200: esrgan's 64->4 and 12->3 3x3 layers
     // and their goldens): f16 storage, 3x3, up to 4 outputs, rows of whole 16-byte units. Every form
-    // passes its tests on lavapipe, but the H200 run of ConvTest.FewOutputsTiles (the element-wise
-    // window path, f32, 1x1 / 5x5, 5-8 outputs) gave no result within 150 s, not yet diagnosed.
+    // passes its tests on lavapipe and on the H200, but there the 5x5 pipelines take minutes to
+    // compile (ConvTest.FewOutputs5x5: 279 s for two), the others 5-20 s.
     // (Its work grows with KH * KW * M where the tensor cores' does not; on an H200 a 64->4 3x3 layer
     // ran 130 us on it against 171 us on the tensor cores' 16-row tiles.)
     const bool few_checked = desc.input.dtype == DType::f16 && g.kh == 3 && m <= 4 && g.w % 8 == 0;
-    const bool few_auto = few_ok && few_checked && m <= few_max_m;
+    // On tensor cores (conv/few_mma.comp): f16 storage, 3x3, at least 32 input channels, where
+    // cooperative matrices run; VKML_FEW_MMA=0 keeps few.comp. Auto gives it every M up to 8 (its
+    // cost does not grow with M). On an H200 esrgan's 64->4 layers ran 130 -> 123 and 123 -> 114 us
+    // on it, but its 12->3 layer at 1080p 94 -> 201 us: its staging gathers 8 channels of a pixel
+    // element by element, which only pays where many channels share each window.
+    static const int64_t few_mma_knob = detail::conv::tuning_knob("VKML_FEW_MMA", 1, 0, 1);
+    const bool few_mma = few_ok && few_mma_knob && coop_ok && g.kh == 3 && g.c >= 32 && m <= 8;
+    const bool few_auto = few_ok && (few_checked || few_mma) && m <= few_max_m;
     if (kernel == ConvKernel::Auto)
         kernel = few_auto ? ConvKernel::FewOutputs
                  : coop_ok && (uint64_t(m) >= detail::conv::coop_min_rows() || halo_shape) ? ConvKernel::TensorCore
@@ -242,17 +249,20 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
         g, m, oh, ow, ax_h.pad_begin, ax_w.pad_begin, desc.group, conv->has_bias_, desc.residual, act);
     spec.pad_mode = uint32_t(desc.pad_mode);
     if (kernel == ConvKernel::FewOutputs) {
-        // 16 x 64 output tiles (shaders/conv/few.comp), one workgroup per tile and image.
-        const uint64_t tiles = ((uint64_t(oh) + 15) / 16) * ((uint64_t(ow) + 63) / 64);
+        // 16 x 64 output tiles of 128 invocations (shaders/conv/few.comp), or 8 x 64 of 256 on the
+        // tensor cores (conv/few_mma.comp); one workgroup per tile and image.
+        const uint64_t rows = few_mma ? 8 : 16;
+        const uint64_t tiles = ((uint64_t(oh) + rows - 1) / rows) * ((uint64_t(ow) + 63) / 64);
         const auto& limits = device.caps().max_workgroup_count;
         if (tiles > limits[0] || uint64_t(g.n) > limits[1])
             fail(op, "input", desc.input.shape.str() + " needs more workgroups than the device's grid allows");
-        const std::string shader = "conv_few" + std::to_string(g.kh) + (m > 4 ? "_m8" : "");
+        const std::string shader = few_mma ? std::string("conv_few3_mma")
+                                           : "conv_few" + std::to_string(g.kh) + (m > 4 ? "_m8" : "");
         conv->groups_ = {uint32_t(tiles), uint32_t(g.n), 1};
         conv->pipeline_ = &device.pipeline({.shader = detail::shader_for(device, op, shader, desc.input.dtype),
                                             .bindings = 5,
                                             .push_constant_bytes = 8,
-                                            .workgroup = {128, 1, 1},
+                                            .workgroup = {few_mma ? 256u : 128u, 1, 1},
                                             .specialization = spec.values()});
         conv->push_ = {desc.activation.alpha, desc.activation.beta, 0.f, 0.f};
         return conv;

@@ -501,19 +501,28 @@ TEST_F(ConvTest, ReflectAndEdgePadding) {
 // conv/few.comp: 16-row x 64-column output tiles (cut here by 21 x 70 and 17 x 131), 4-channel
 // input chunks with a short last one (C = 7, 13), 1-4 (MB 4) and 5-8 (MB 8) outputs, 1x1, 3x3 and
 // 5x5 with pads from 0 to 2 on each side, batches, bias, residual and activation, and the reflect /
-// edge paddings. Several tests, not one: on NVIDIA's driver each of these pipelines takes 15-20 s
-// to compile (the kernel is unrolled over taps, channels and pixels), so the device script runs
-// them in parallel processes.
+// edge paddings. Several tests, not one: on NVIDIA's driver each of these pipelines takes 5-20 s
+// to compile (the kernel is unrolled over taps, channels and pixels), the 5x5 ones minutes, so the
+// device script runs them in parallel processes.
 const std::vector<ConvKernel> few_kernel{ConvKernel::FewOutputs};
 
 TEST_F(ConvTest, FewOutputs3x3) {
     check({"few 3x3 M4", {1, 13, 21, 70}, {4, 13, 3, 3}, {}, {1, 1, 1, 1}, {}}, few_kernel);
     check({"few 3x3 M1 batch 2 no pad", {2, 7, 17, 131}, {1, 7, 3, 3}, {}, {}, {}}, few_kernel);
+    // three 16-channel chunks of the tensor-core variant, the last one short; 8-row tiles cut by 11
+    check({"few 3x3 M6 C37", {1, 37, 11, 70}, {6, 37, 3, 3}, {}, {1, 1, 1, 1}, {}}, few_kernel);
+    ConvCase r{"reflect few 3x3 C32", {1, 32, 10, 19}, {3, 32, 3, 3}, {}, {1, 1, 1, 1}, {}};
+    r.pad_mode = ops::ConvPadMode::Reflect;
+    check(r, few_kernel);
 }
 
 TEST_F(ConvTest, FewOutputs3x3EightOutputsResidualRelu) {
     check({"few 3x3 M8 residual relu", {1, 9, 18, 66}, {8, 9, 3, 3}, {}, {0, 1, 2, 1}, {}, "NOTSET", 1, true,
            ops::Activation{ActivationKind::Relu}, true},
+          few_kernel);
+    // ... from 32 input channels on the tensor cores where they run
+    check({"few 3x3 M8 C33 batch 2 residual relu", {2, 33, 9, 70}, {8, 33, 3, 3}, {}, {0, 1, 2, 1}, {}, "NOTSET", 1,
+           true, ops::Activation{ActivationKind::Relu}, true},
           few_kernel);
 }
 
@@ -573,8 +582,10 @@ TEST_F(ConvTest, AutoChoosesKernelByShape) {
     EXPECT_EQ(kernel({1, 8, 9, 9}, {8, 1, 3, 3}, 8, {1, 1, 1, 1}), ConvKernel::Direct);
     EXPECT_EQ(kernel({1, 8, 9, 9}, {4, 8, 1, 1}, 1, {1, 1, 1, 1}), ConvKernel::Direct);
     // FewOutputs: Auto takes it in f16 storage for 3x3 layers of up to 4 outputs whose rows are
-    // whole 16-byte units (the form checked on real hardware), on any device.
+    // whole 16-byte units (few.comp's form checked on real hardware), on any device; where the
+    // tensor cores run (conv/few_mma.comp), for 3x3 layers of up to 8 outputs and any rows.
     const std::vector<gpu::DType> dtypes = float_dtypes(dev());
+    const bool mma = ops::tensor_cores_available(dev(), gpu::DType::f16);
     if (std::find(dtypes.begin(), dtypes.end(), gpu::DType::f16) != dtypes.end()) {
         auto half = [&](gpu::Shape x, gpu::Shape w) {
             return ops::Conv::create(dev(), {.input = {x, gpu::DType::f16},
@@ -586,6 +597,10 @@ TEST_F(ConvTest, AutoChoosesKernelByShape) {
         EXPECT_EQ(half({1, 8, 9, 16}, {1, 8, 3, 3}), ConvKernel::FewOutputs);
         EXPECT_NE(half({1, 8, 9, 15}, {4, 8, 3, 3}), ConvKernel::FewOutputs); // rows not whole units
         EXPECT_NE(half({1, 8, 9, 16}, {5, 8, 3, 3}), ConvKernel::FewOutputs);
+        // ... on the tensor cores from 32 input channels
+        EXPECT_EQ(half({1, 32, 9, 15}, {4, 32, 3, 3}) == ConvKernel::FewOutputs, mma);
+        EXPECT_EQ(half({1, 32, 9, 16}, {5, 32, 3, 3}) == ConvKernel::FewOutputs, mma);
+        EXPECT_NE(half({1, 32, 9, 16}, {9, 32, 3, 3}), ConvKernel::FewOutputs);
         EXPECT_NE(half({1, 8, 9, 16}, {4, 8, 5, 5}), ConvKernel::FewOutputs);
     }
     // f16 storage takes the tensor cores where the device has them, from 12 output channels.
@@ -600,10 +615,11 @@ TEST_F(ConvTest, AutoChoosesKernelByShape) {
         EXPECT_EQ(f16({1, 8, 9, 9}, {12, 8, 3, 3}, 1), ConvKernel::TensorCore);
         EXPECT_EQ(f16({1, 6, 9, 9}, {11, 6, 3, 3}, 1), ConvKernel::Direct);
         // ... and at any count where the staged-window kernel runs the shape with 32 or more
-        // input channels (a multiple of 8), unless FewOutputs takes the layer (3x3, up to 4
-        // outputs, whole rows)
+        // input channels (a multiple of 8), unless FewOutputs takes the layer (3x3, up to 8
+        // outputs on the tensor cores)
         EXPECT_EQ(f16({1, 32, 64, 1024}, {4, 32, 3, 3}, 1), ConvKernel::FewOutputs);
-        EXPECT_EQ(f16({1, 32, 64, 1024}, {8, 32, 3, 3}, 1), ConvKernel::TensorCore);
+        EXPECT_EQ(f16({1, 32, 64, 1024}, {8, 32, 3, 3}, 1), ConvKernel::FewOutputs);
+        EXPECT_EQ(f16({1, 32, 64, 1024}, {12, 32, 3, 3}, 1), ConvKernel::TensorCore);
         EXPECT_EQ(f16({1, 32, 64, 1024}, {4, 32, 5, 5}, 1), ConvKernel::TensorCore);
         EXPECT_EQ(f16({1, 24, 9, 9}, {4, 24, 3, 3}, 1), ConvKernel::Direct);
         EXPECT_EQ(f16({1, 8, 9, 9}, {8, 1, 3, 3}, 8), ConvKernel::Direct);
