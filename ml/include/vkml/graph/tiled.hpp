@@ -100,7 +100,9 @@ public:
     gpu::DType output_dtype() const;
 
     // Records every tile of the prepared plan into `cmd`: copy the tile in, run the session, copy
-    // the owned part out. `input` and `output` are contiguous tensors of input_shape()/output_shape().
+    // the owned part out; a plan of one tile that is the whole image runs the session on `input`
+    // and `output` themselves (no copies), so the caller's barriers must cover transfer and compute
+    // access to both. `input` and `output` are contiguous tensors of input_shape()/output_shape().
     // One submission of it may run long on a slow device: see record_piece().
     void record(gpu::CommandBuffer& cmd, const gpu::Tensor& input, const gpu::Tensor& output) const;
     // The same work in plan().pieces pieces of about TiledDesc::piece_seconds of GPU time each:
