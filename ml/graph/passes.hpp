@@ -13,8 +13,9 @@
 //   fuse                common subexpressions once, Conv+BatchNormalization (folded into the
 //                       weights on the host), Pad into Conv pads, Conv + Add as the Conv's
 //                       residual input, a following activation into the op that produces its
-//                       input, and Convs of one input whose outputs only feed one channel Concat
-//                       into one Conv
+//                       input, Convs of one input whose outputs only feed one channel Concat
+//                       into one Conv, and a channel Concat read by Convs that repeats the first
+//                       input of another Concat takes that Concat's other inputs too (zero weights)
 //
 //   fuse_conv_stacks    a whole Anime4K-shaped network (3x3 convolutions of few channels with
 //                       CReLU between them, a 1x1 head over every layer or a last 3x3 layer,
@@ -127,11 +128,16 @@ struct FusionOptions {
     bool residual = true;
     bool activation = true;
     bool sibling_convs = true; // Convs of one input concatenated on channels become one Conv
+    // A Concat read by Convs whose input A starts another Concat (A, F...): concatenate (A, F...)
+    // there too, the Convs' weights zero for F, so that neither Concat is a pass (RDN's global
+    // fusion over the blocks' outputs)
+    bool concat_prefixes = true;
 };
 struct FusionReport {
-    size_t dedupe = 0, conv_batchnorm = 0, pad_into_conv = 0, residual = 0, activation = 0, sibling_convs = 0;
+    size_t dedupe = 0, conv_batchnorm = 0, pad_into_conv = 0, residual = 0, activation = 0, sibling_convs = 0,
+           concat_prefixes = 0;
     size_t total() const {
-        return dedupe + conv_batchnorm + pad_into_conv + residual + activation + sibling_convs;
+        return dedupe + conv_batchnorm + pad_into_conv + residual + activation + sibling_convs + concat_prefixes;
     }
 };
 // Needs static shapes (infer_and_fold) for the residual fusion; the others need constants only.

@@ -183,6 +183,14 @@ TEST_F(ConvTest, Pointwise) {
     check({"1x1 no bias, big", {1, 67, 7, 11}, {70, 67, 1, 1}, {}, {}, {}, "NOTSET", 1, false});
 }
 
+TEST_F(ConvTest, PointwiseWithResidual) {
+    // RDN's 1x1 fusion layers (68 -> 64 + residual): channel counts that are and are not whole
+    // 16-deep K slices, bias and residual, two images.
+    check({"1x1 M32 C37 batch 2 residual", {2, 37, 4, 12}, {32, 37, 1, 1}, {}, {}, {}, "NOTSET", 1, true, {}, true});
+    check({"1x1 M64 C68 residual", {1, 68, 8, 10}, {64, 68, 1, 1}, {}, {}, {}, "NOTSET", 1, true, {}, true});
+    check({"1x1 M16 C64 no bias", {1, 64, 2, 8}, {16, 64, 1, 1}, {}, {}, {}, "NOTSET", 1, false});
+}
+
 TEST_F(ConvTest, PointwiseStrided) {
     // Strided 1x1 is not the GEMM path (pixels are skipped): direct and implicit GEMM.
     check({"1x1 stride 2", {1, 5, 11, 7}, {3, 5, 1, 1}, {2, 2}, {}, {}});

@@ -402,3 +402,46 @@ TEST_F(FusionTest, SiblingConvsOfAConcatBecomeOneConv) {
         EXPECT_LE(fused_vs_unfused(n), 1e-5) << "variant " << variant;
     }
 }
+
+// RDN's global fusion: each block's output starts the next block's dense Concat and the 1x1 over
+// every block's output concatenates them again. The second Concat takes the dense block's other
+// inputs too, with zero weights, so both Concats are in place (no Concat step) and the numbers
+// stay those of the unfused session; the rewrite leaves what it must not touch.
+TEST_F(FusionTest, AConcatRepeatingAnotherConcatsFirstInputTakesItsOtherInputs) {
+    const int64_t align = int64_t(dev().caps().min_storage_buffer_offset_alignment);
+    const int64_t w = std::max<int64_t>(align / 4, 4); // slices of whole alignment units in f32
+    auto build = [&](int variant) {
+        Graph g = new_graph("rdn");
+        const ValueId x = input(g, "x", {1, 8, 3, w});
+        const ValueId a = conv(g, x, 8, 8, "lrl1", 80);
+        const ValueId f = conv(g, a, 8, 4, "f2", 82);
+        const ValueId k = node(g, "Concat", {a, f}, "dense", {{"axis", int64_t{1}}});
+        const ValueId b = conv(g, k, 12, 8, "lff2", 84);
+        const ValueId z = node(g, "Concat", {a, b}, "lrls", {{"axis", int64_t{1}}});
+        if (variant == 1) g.outputs().push_back(z); // read by a graph output: must stay
+        if (variant == 2) g.outputs().push_back(node(g, "Relu", {z}, "other")); // read by a non-Conv
+        g.outputs().push_back(conv(g, z, 16, 5, "gff", 86));
+        return g;
+    };
+    for (int variant = 0; variant < 3; ++variant) {
+        Graph g = build(variant);
+        Graph f = inferred(g);
+        const size_t n = graph::fuse(f).concat_prefixes;
+        EXPECT_EQ(n, variant == 0 ? 1u : 0u) << "variant " << variant;
+        if (variant == 0) {
+            for (const Node& node : f.nodes()) {
+                if (node.name == "lrls") {
+                    EXPECT_EQ(node.inputs.size(), 3u) << graph::dump(f);
+                }
+                if (node.name == "gff") {
+                    EXPECT_EQ(f.value(node.inputs[1]).data->dims(), (std::vector<int64_t>{5, 20, 3, 3}));
+                }
+            }
+            Session s(dev(), g, {.fp32 = true});
+            size_t concats = 0;
+            for (const auto& st : s.steps()) concats += st.op_type == "Concat";
+            EXPECT_EQ(concats, 0u) << s.describe();
+        }
+        EXPECT_LE(fused_vs_unfused(g), 1e-5) << "variant " << variant;
+    }
+}
