@@ -124,6 +124,9 @@ public:
     // where only the general strided copy applies (i64, or rows of no whole unit). record() takes
     // the row kernel when both tensors start on a unit.
     uint32_t row_unit_bytes() const { return unit_bytes_; }
+    // Output units each row-kernel invocation stores when it stores whole output units
+    // (neighbouring invocations neighbouring units: blocksize dividing the unit's words), else 0.
+    uint32_t row_units_per_invocation() const { return split_units_; }
 
 private:
     explicit DepthToSpace(gpu::Device& device) : Op(device) {}
@@ -133,6 +136,7 @@ private:
     const gpu::Pipeline* rows_pipeline_ = nullptr; // layout/depth_to_space.comp, or null
     uint32_t rows_count_ = 0;                      // its invocations
     uint32_t unit_bytes_ = 0;
+    uint32_t split_units_ = 0;
 };
 
 // SpaceToDepth: X [N, C, H, W] -> Y [N, C * b², H / b, W / b].
