@@ -89,9 +89,10 @@ public:
     // Nearest by whole factors over the last two dimensions in a mode where that is oh / KH, ow / KW:
     // the eight-outputs-an-invocation kernel (layout/upsample.comp).
     bool integer_upsample() const { return upsample_pipeline_ != nullptr; }
-    // Linear by whole factors (1, 2, 4) over the last two dimensions, rows of whole runs of 4 or 8
-    // outputs: the vector-store kernel (layout/resize_up.comp), taken when both tensors start on
-    // 16 bytes. 0 where only the general kernel applies, else the run length.
+    // Linear by whole factors (1, 2, 4) over the last two dimensions, rows of whole runs of 16
+    // bytes (f32: 4 outputs; f16: 8, or 4 where rows are not whole 8-runs): the vector-store kernel
+    // (layout/resize_up.comp), taken when both tensors start on 16 bytes. 0 where only the
+    // general kernel applies, else the run length.
     uint32_t linear_upsample_run() const { return linear_up_run_; }
 
 private:
