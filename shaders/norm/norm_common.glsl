@@ -54,6 +54,13 @@ void moments_add4(inout Moments a, vec4 v) {
     a = moments_merge(a, Moments(4.0, mean, dot(d, d)));
 }
 
+// Eight values (two vectors) at once: their own moments merged in.
+void moments_add8(inout Moments a, vec4 v0, vec4 v1) {
+    const float mean = dot(v0 + v1, vec4(1.0)) * 0.125;
+    const vec4 d0 = v0 - mean, d1 = v1 - mean;
+    a = moments_merge(a, Moments(8.0, mean, dot(d0, d0) + dot(d1, d1)));
+}
+
 // Sixteen values (four vectors) at once: their own moments merged in.
 void moments_add16(inout Moments a, vec4 v0, vec4 v1, vec4 v2, vec4 v3) {
     const float mean = dot((v0 + v1) + (v2 + v3), vec4(1.0)) * (1.0 / 16.0);
