@@ -247,7 +247,7 @@ std::unique_ptr<Resize> Resize::create(gpu::Device& device, const ResizeDesc& de
         if (mode == Mode::Linear && desc.exclude_outside == 0 && (periodic || ctm == Ctm::AlignCorners) &&
             factor_ok(fh) && factor_ok(fw) && run != 0) {
             const uint32_t cols = run / uint32_t(fw); // input columns of a run
-            const uint32_t vec_in = !periodic                            ? 0
+            const uint32_t vec_in = !periodic                        ? 0
                                     : cols % 4 == 0 && w.in % 4 == 0 ? 4
                                     : cols % 2 == 0 && w.in % 2 == 0 ? 2
                                                                      : 0;

@@ -85,10 +85,10 @@ struct GroupedNormalizationBuilder {
         // 4-vectors: 8 bytes) where groups are whole units and the parameters are not broadcast
         // (InstanceNorm 64ch at 480x270 reached 39 % of the copy bandwidth on an H100 with 2-byte
         // loads, 42 % on the H200 with 8-byte f16 loads).
-        const uint32_t unit = l.broadcast                                       ? 1
+        const uint32_t unit = l.broadcast                                   ? 1
                               : l.input.dtype == DType::f16 && l.m % 8 == 0 ? 8
-                              : l.m % 4 == 0                                    ? 4
-                                                                                : 1;
+                              : l.m % 4 == 0                                ? 4
+                                                                            : 1;
         const bool vec = unit > 1;
         // Equal chunks (whole units); a forced count larger than useful shrinks so that no
         // workgroup is idle.
@@ -116,7 +116,7 @@ struct GroupedNormalizationBuilder {
                      .push_constant_bytes = push_bytes,
                      .workgroup = {wg, 1, 1},
                      .specialization = {m, l.param_groups, l.param_div, l.has_bias, act, 1, m, l.broadcast,
-                                         v ? unit : 1u}});
+                                        v ? unit : 1u}});
             };
             op.single_ = single(false);
             if (vec) op.single_vec_ = single(true);

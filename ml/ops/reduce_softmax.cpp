@@ -56,7 +56,9 @@ std::unique_ptr<Softmax> Softmax::create(gpu::Device& device, const SoftmaxDesc&
         // written once. Longer rows are read twice. (8-byte f16 loads, G <= 256 and 16 slices per
         // invocation: Softmax 128x32768 f16 reached 29 % of the copy bandwidth on the H200.)
         constexpr uint32_t target = 8, max_slices = 8, min_wg = 128;
-        const uint32_t max_g = std::min(1024u, std::bit_floor(device.caps().max_workgroup_invocations));
+        const gpu::Capabilities& caps = device.caps();
+        const uint32_t max_g = std::min(
+            1024u, std::bit_floor(std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0])));
         const bool f16 = desc.input.dtype == gpu::DType::f16;
         const uint32_t vec = f16 && split.n % 8 == 0 ? 8u : split.n % 4 == 0 ? 4u : 1u;
         const uint32_t slices = vec == 8 ? 2 : 1; // vec4 slices per unit

@@ -118,13 +118,13 @@ TEST_F(NormInstanceNormalization, SixteenBytesPerLoad) {
     // pass and split, the split's partials merged by every invocation (up to 16) or by the tree
     // (more), with an activation and a large offset.
     for (DType dt : float_dtypes(dev())) {
-        EXPECT_EQ(run({1, 1, 1, 40}, dt, 170, 0), 1u);     // one row, one channel
-        EXPECT_EQ(run({1, 1, 1, 36}, dt, 171, 0), 1u);     // f16: 8-byte units
-        EXPECT_EQ(run({2, 3, 1, 8}, dt, 172, 0), 1u);      // one unit a plane
-        EXPECT_EQ(run({1, 1, 3, 11}, dt, 173, 2), 2u);     // odd: element loads, split
-        EXPECT_EQ(run({1, 2, 40, 48}, dt, 174, 3), 3u);    // chunks of 640: merged in order
-        EXPECT_EQ(run({1, 2, 40, 48}, dt, 175, 20), 20u);  // chunks of 96: the tree merge
-        EXPECT_EQ(run({1, 1, 5, 24}, dt, 176, 16), 15u);   // chunks of 8 (one unit): 15 partials
+        EXPECT_EQ(run({1, 1, 1, 40}, dt, 170, 0), 1u);    // one row, one channel
+        EXPECT_EQ(run({1, 1, 1, 36}, dt, 171, 0), 1u);    // f16: 8-byte units
+        EXPECT_EQ(run({2, 3, 1, 8}, dt, 172, 0), 1u);     // one unit a plane
+        EXPECT_EQ(run({1, 1, 3, 11}, dt, 173, 2), 2u);    // odd: element loads, split
+        EXPECT_EQ(run({1, 2, 40, 48}, dt, 174, 3), 3u);   // chunks of 640: merged in order
+        EXPECT_EQ(run({1, 2, 40, 48}, dt, 175, 20), 20u); // chunks of 96: the tree merge
+        EXPECT_EQ(run({1, 1, 5, 24}, dt, 176, 16), 15u);  // chunks of 8 (one unit): 15 partials
         run({2, 3, 17, 24}, dt, 177, 4, 100.0, {ActivationKind::Relu}, 1e-5f, offset_f32, offset_f16);
         run({2, 3, 17, 24}, dt, 178, 0, 1000.0, {ActivationKind::Relu}, 1e-5f, offset_f32, offset_f16);
     }
