@@ -140,10 +140,18 @@ void main() {
         }
     }
 
+    // The row's G states merged in levels of eight (1024 -> 128 -> 16 -> 2 -> 1: five barriers
+    // where a pairwise tree takes eleven): the first ceil(n / 8) lanes each merge eight, strided.
     partial[lid] = state;
     barrier();
-    [[unroll]] for (uint s = G / 2; s > 0; s >>= 1) {
-        if (lane < s) partial[lid] = lse_merge(partial[lid], partial[lid + s]);
+    for (uint n = G; n > 1; n = (n + 7) / 8) {
+        const uint next = (n + 7) / 8;
+        if (lane < next) {
+            vec2 a = partial[lid];
+            for (uint k = 1; k < 8; ++k)
+                if (lane + k * next < n) a = lse_merge(a, partial[lid + k * next]);
+            partial[lid] = a;
+        }
         barrier();
     }
     state = partial[lid - lane];
