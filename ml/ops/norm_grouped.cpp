@@ -108,6 +108,12 @@ struct GroupedNormalizationBuilder {
             uint32_t wg = 32;
             while (wg < widest && uint64_t(wg) * 4 < l.m) wg *= 2;
             wg = std::min(wg, widest);
+            // Where the group is whole units and the workgroup's registers hold it (up to 8 vec4
+            // slices per invocation: 8192 elements at 256 invocations), each invocation keeps
+            // its units between the moments and the output, so the group is read once.
+            const uint64_t units = l.m / unit, upt = (units + wg - 1) / wg;
+            const uint32_t cached = vec && upt * (unit == 8 ? 2 : 1) <= 8 ? uint32_t(upt) : 0;
+            op.cached_units_ = cached;
             auto single = [&](bool v) {
                 return &device.pipeline(
                     {.shader = detail::shader_for(device, name,
@@ -116,7 +122,7 @@ struct GroupedNormalizationBuilder {
                      .push_constant_bytes = push_bytes,
                      .workgroup = {wg, 1, 1},
                      .specialization = {m, l.param_groups, l.param_div, l.has_bias, act, 1, m, l.broadcast,
-                                        v ? unit : 1u}});
+                                        v ? unit : 1u, v ? cached : 0u}});
             };
             op.single_ = single(false);
             if (vec) op.single_vec_ = single(true);

@@ -130,6 +130,37 @@ TEST_F(NormInstanceNormalization, SixteenBytesPerLoad) {
     }
 }
 
+TEST_F(NormInstanceNormalization, SinglePassHeldInRegisters) {
+    // The single-pass kernel over whole units keeps each invocation's units in registers between
+    // the moments and the output (the plane read once) up to 8 vec4 slices per invocation, 8192
+    // elements at 256 invocations; larger planes, and planes of no whole unit, are read twice.
+    // Expected cached_units() in f32 and f16.
+    struct Case {
+        gpu::Shape shape;
+        uint32_t c32, c16;
+    };
+    const std::vector<Case> cases = {
+        {{1, 1, 1, 40}, 1, 1},   // one row, one channel, 32 invocations
+        {{2, 3, 1, 8}, 1, 1},    // one or two units a plane
+        {{1, 1, 1, 36}, 1, 1},   // f16: 8-byte units
+        {{1, 1, 3, 11}, 0, 0},   // element loads
+        {{2, 3, 72, 80}, 6, 3},  // 256 invocations x 6 vectors (f16: x 3 units of 8)
+        {{1, 2, 64, 128}, 8, 4}, // 8192 elements: the most held
+        {{1, 1, 65, 128}, 0, 0}, // 8320: read twice
+    };
+    uint32_t seed = 180;
+    for (DType dt : float_dtypes(dev()))
+        for (const Case& c : cases) {
+            auto op = ops::InstanceNormalization::create(dev(), {.input = {c.shape, dt},
+                                                                 .scale = {{c.shape[1]}, dt},
+                                                                 .bias = {{c.shape[1]}, dt},
+                                                                 .partials = 1});
+            EXPECT_EQ(op->cached_units(), dt == DType::f16 ? c.c16 : c.c32) << c.shape.str();
+            EXPECT_EQ(run(c.shape, dt, seed++, 1), 1u);
+            run(c.shape, dt, seed++, 1, 100.0, {ActivationKind::Relu}, 1e-5f, offset_f32, offset_f16);
+        }
+}
+
 TEST_F(NormInstanceNormalization, SplitChosenBySize) {
     // Few large planes (a style-transfer layer, scaled down): the split kernel without asking.
     for (DType dt : float_dtypes(dev())) EXPECT_GT(run({1, 3, 97, 101}, dt, 120, 0), 1u);
