@@ -16,7 +16,8 @@
 //     the run's RUN / KW + 2 input columns (the middle ones as vectors where rows allow); every
 //     output's taps and weights are constants of the unrolled loops.
 //   otherwise (align_corners): each output column's taps as resize_interp.comp works them out,
-//     once per invocation; output rows walk down the input, interpolating each input row once.
+//     once per invocation; output rows walk down the input, interpolating each input row once
+//     from the run's WIN input columns, loaded once per row.
 // The C++ side (ml/ops/layout_resize.cpp) picks this kernel where OW is a multiple of RUN and the
 // tensors start on 16 bytes; resize_interp.comp serves every other case.
 VKML_LOCAL_SIZE;
@@ -76,6 +77,32 @@ void phase_taps(uint ph, uint k, out int left, out float s) {
 
 uint row_start(uint plane, int y) {
     return (plane * IH + uint(clamp(y, 0, int(IH) - 1))) * IW;
+}
+
+// Input row `row` (its first element) along the run of an align_corners Resize: the run's input
+// columns x0[0] .. x0[0] + WIN - 1 (clamped) loaded once, each output's two taps picked from them.
+// The taps are exact and rise by at most ceil((RUN - 1) / KW) over the run (the step of an
+// upsampling by KW is at most 1 / KW), so WIN columns hold every tap.
+const uint WIN = (RUN + KW - 2) / KW + 2;
+void along_row(uint row, int x0[MAX_RUN], float wx[MAX_RUN], out float h[MAX_RUN]) {
+    float win[MAX_COLS];
+    [[unroll]] for (uint j = 0; j < MAX_COLS; ++j) {
+        if (j >= WIN) break;
+        win[j] = at(row, x0[0] + int(j));
+    }
+    [[unroll]] for (uint p = 0; p < MAX_RUN; ++p) {
+        if (p >= RUN) break;
+        const int d = x0[p] - x0[0];
+        float a = win[0], b = win[1];
+        [[unroll]] for (uint j = 1; j + 1 < MAX_COLS; ++j) {
+            if (j + 1 >= WIN) break;
+            if (d == int(j)) {
+                a = win[j];
+                b = win[j + 1];
+            }
+        }
+        h[p] = a + wx[p] * (b - a);
+    }
 }
 
 // One run of output row out_row: 16 bytes (f32: RUN 4, one vec4; f16: RUN 8, packed into a uvec4)
@@ -183,19 +210,11 @@ void main() {
         float wy;
         linear_taps(resize_coord(CTM, float(oy), float(IH), float(OH), NUM_H, DEN_H, 0.0, 1.0), IH, y0, wy);
         if (y0 != cy) {
-            const bool step = y0 == cy + 1;
-            const uint ra = row_start(plane, y0), rb = row_start(plane, y0 + 1);
-            [[unroll]] for (uint p = 0; p < MAX_RUN; ++p) {
-                if (p >= RUN) break;
-                if (step) {
-                    ha[p] = hb[p];
-                } else {
-                    const float a0 = at(ra, x0[p]), a1 = at(ra, x0[p] + 1);
-                    ha[p] = a0 + wx[p] * (a1 - a0);
-                }
-                const float b0 = at(rb, x0[p]), b1 = at(rb, x0[p] + 1);
-                hb[p] = b0 + wx[p] * (b1 - b0);
-            }
+            if (y0 == cy + 1)
+                ha = hb;
+            else
+                along_row(row_start(plane, y0), x0, wx, ha);
+            along_row(row_start(plane, y0 + 1), x0, wx, hb);
             cy = y0;
         }
         [[unroll]] for (uint p = 0; p < MAX_RUN; ++p) {
