@@ -370,11 +370,15 @@ std::unique_ptr<DepthToSpace> DepthToSpace::create(gpu::Device& device, const De
     op->plan_ = detail::make_layout_copy(device, "DepthToSpace", desc.input.dtype, v);
     op->inputs_ = {desc.input};
     op->outputs_ = {{Shape{n, oc, mul(h, b), mul(w, b)}, desc.input.dtype}};
-    // The row kernel (layout/depth_to_space.comp): each invocation reads one unit (16, 8 or 4
-    // bytes) of each of the b input rows an output row interleaves and writes b whole units of
-    // that output row. Rows must be whole units; 8-, 16- and 32-bit elements, blocksizes up to 4.
-    // The strided copy took 2-byte loads and a six-dimensional index per element (DepthToSpace x2
-    // 12ch @ 960x540 f16: 42 % of the copy bandwidth on an H100).
+    // The row kernel (layout/depth_to_space.comp), for rows of whole units (16, 8 or 4 bytes),
+    // 8-, 16- and 32-bit elements, blocksizes up to 4. Where b divides the unit's words (b = 2 on
+    // 8- or 16-byte units, b = 4 on 16-byte ones) each invocation stores K whole output units,
+    // neighbouring invocations neighbouring units, each assembled from a sub-unit of every one of
+    // the b input rows; else it reads one unit of each of the b input rows and writes the b units
+    // of the output row they make (stores b units apart across invocations). The strided copy
+    // took 2-byte loads and a six-dimensional index per element (DepthToSpace x2 12ch @ 960x540
+    // f16: 42 % of the copy bandwidth on an H100); the unit-per-row kernel reached 54 % on the
+    // H200.
     const DType dt = desc.input.dtype;
     const uint32_t bits = dt == DType::u8 ? 8 : dt == DType::f16 ? 16 : dt == DType::i64 ? 0 : 32;
     const int64_t count_in = mul(mul(n, c), hw);
@@ -384,15 +388,22 @@ std::unique_ptr<DepthToSpace> DepthToSpace::create(gpu::Device& device, const De
             const int64_t per_unit = int64_t(words * per_word);
             if (w % per_unit != 0) continue;
             const int64_t upr = w / per_unit;
-            const int64_t invocations = count_in / (per_unit * b); // b input units each
+            const int64_t units = count_in / per_unit; // of the input and of the output
+            const bool split = words % uint32_t(b) == 0;
+            // Up to 4 output units per invocation where there are enough: the grid then fits the
+            // GPU in about one wave, each invocation with 4 b loads in flight.
+            // k divides the units: there are n c H (W / unit) of them and b² >= 4 divides c.
+            const uint32_t k = !split ? 1u : units >= 65536 ? 4u : units >= 8192 ? 2u : 1u;
+            const int64_t invocations = split ? units / k : units / b; // else b input units each
             op->unit_bytes_ = words * 4;
+            op->split_units_ = split ? k : 0;
             op->rows_count_ = uint32_t(invocations);
             op->rows_pipeline_ = &device.pipeline(
                 {.shader = detail::shader_for(device, "DepthToSpace", "layout_depth_to_space", "i32"),
                  .bindings = 2,
                  .workgroup = {128, 1, 1},
                  .specialization = {op->rows_count_, bits, words, uint32_t(b), dcr ? 1u : 0u, uint32_t(oc),
-                                    uint32_t(h), uint32_t(upr)}});
+                                    uint32_t(h), uint32_t(upr), split, k}});
             break;
         }
     }

@@ -229,26 +229,39 @@ std::unique_ptr<Resize> Resize::create(gpu::Device& device, const ResizeDesc& de
         spec[0] = op->count_;
         spec.push_back(per);
         // Linear by whole factors 1, 2 or 4 (the x2 / x4 upsample of super-resolution networks),
-        // rows of whole runs of 4 or 8 outputs: layout/resize_up.comp, vector stores and, in the
-        // modes where each output phase has fixed taps, the run's input columns loaded once (the
-        // kernel above reached 19 % of the copy bandwidth at x2 3ch 960x540 f16 on an H100).
+        // rows of whole runs of 16 bytes (f32: 4 outputs; f16: 8, or 4 in 8 bytes where rows are
+        // not whole 8-runs): layout/resize_up.comp. Each invocation writes its run in SH = 4
+        // consecutive output rows (neighbouring invocations neighbouring runs: coalesced stores)
+        // and interpolates each input row the strip needs once along the row; in the modes where
+        // each output phase has fixed taps those rows are all loaded up front, the middle columns
+        // as vectors. (One output row per invocation, its two input rows loaded and blended for
+        // each: x2 3ch 960x540 reached 31 % (f16) and 40 % (f32) of the copy bandwidth on the H200;
+        // one output per invocation 19 % on an H100.)
         const int64_t fh = r >= 2 ? whole(dims[r - 2]) : 1, fw = whole(dims[r - 1]);
         const bool periodic = ctm == Ctm::HalfPixel || ctm == Ctm::HalfPixelSymmetric ||
                               ctm == Ctm::PytorchHalfPixel || ctm == Ctm::Asymmetric;
-        const uint32_t run = w.out % 8 == 0 ? 8 : w.out % 4 == 0 ? 4 : 0;
+        const bool f16 = desc.input.dtype == DType::f16;
+        const uint32_t run = f16 && w.out % 8 == 0 ? 8 : w.out % 4 == 0 ? 4 : 0;
+        constexpr uint32_t strip = 4; // output rows per invocation (a multiple of fh)
         auto factor_ok = [](int64_t f) { return f == 1 || f == 2 || f == 4; };
         if (mode == Mode::Linear && desc.exclude_outside == 0 && (periodic || ctm == Ctm::AlignCorners) &&
             factor_ok(fh) && factor_ok(fw) && run != 0) {
-            const bool vec_in = periodic && (run / uint32_t(fw)) % 4 == 0 && w.in % 4 == 0;
+            const uint32_t cols = run / uint32_t(fw); // input columns of a run
+            const uint32_t vec_in = !periodic                        ? 0
+                                    : cols % 4 == 0 && w.in % 4 == 0 ? 4
+                                    : cols % 2 == 0 && w.in % 2 == 0 ? 2
+                                                                     : 0;
+            const int64_t oh = h.out, planes = out_shape.elements() / (oh * w.out);
             op->linear_up_run_ = run;
-            op->linear_up_count_ = uint32_t(out_shape.elements() / run);
+            op->linear_up_count_ =
+                detail::to_u32("Resize", "input", planes * ((oh + strip - 1) / strip) * (w.out / run));
             op->linear_up_pipeline_ = &device.pipeline(
                 {.shader = detail::shader_for(device, "Resize", "layout_resize_up", desc.input.dtype),
                  .bindings = 2,
                  .workgroup = {64, 1, 1},
                  .specialization = {op->linear_up_count_, uint32_t(ctm), uint32_t(h.in), uint32_t(w.in),
                                     uint32_t(fh), uint32_t(fw), bits(h.num), bits(h.den), bits(w.num),
-                                    bits(w.den), run, periodic ? 1u : 0u, vec_in ? 1u : 0u}});
+                                    bits(w.den), run, periodic ? 1u : 0u, vec_in, strip}});
         }
     }
     op->pipeline_ =

@@ -81,14 +81,19 @@ struct GroupedNormalizationBuilder {
             partials = std::min<uint64_t>(
                 {(target_workgroups + l.groups - 1) / l.groups, l.m / min_split_chunk, uint64_t(widest)});
         }
-        // Four elements per load where groups are whole vectors and the parameters are not
-        // broadcast (InstanceNorm 64ch at 480x270 reached 39 % of the copy bandwidth on an H100
-        // with 2-byte loads).
-        const bool vec = l.m % 4 == 0 && !l.broadcast;
-        // Equal chunks (whole vectors); a forced count larger than useful shrinks so that no
+        // Units of 16 bytes per load and store (f16: 8 halves; f32: 4 floats; f16 groups of whole
+        // 4-vectors: 8 bytes) where groups are whole units and the parameters are not broadcast
+        // (InstanceNorm 64ch at 480x270 reached 39 % of the copy bandwidth on an H100 with 2-byte
+        // loads, 42 % on the H200 with 8-byte f16 loads).
+        const uint32_t unit = l.broadcast                                   ? 1
+                              : l.input.dtype == DType::f16 && l.m % 8 == 0 ? 8
+                              : l.m % 4 == 0                                ? 4
+                                                                            : 1;
+        const bool vec = unit > 1;
+        // Equal chunks (whole units); a forced count larger than useful shrinks so that no
         // workgroup is idle.
         uint64_t chunk = (l.m + partials - 1) / partials;
-        if (vec) chunk = (chunk + 3) / 4 * 4;
+        chunk = (chunk + unit - 1) / unit * unit;
         partials = (l.m + chunk - 1) / chunk;
         op.partials_ = uint32_t(partials);
         op.has_bias_ = l.has_bias;
@@ -103,6 +108,12 @@ struct GroupedNormalizationBuilder {
             uint32_t wg = 32;
             while (wg < widest && uint64_t(wg) * 4 < l.m) wg *= 2;
             wg = std::min(wg, widest);
+            // Where the group is whole units and the workgroup's registers hold it (up to 8 vec4
+            // slices per invocation: 8192 elements at 256 invocations), each invocation keeps
+            // its units between the moments and the output, so the group is read once.
+            const uint64_t units = l.m / unit, upt = (units + wg - 1) / wg;
+            const uint32_t cached = vec && upt * (unit == 8 ? 2 : 1) <= 8 ? uint32_t(upt) : 0;
+            op.cached_units_ = cached;
             auto single = [&](bool v) {
                 return &device.pipeline(
                     {.shader = detail::shader_for(device, name,
@@ -110,7 +121,8 @@ struct GroupedNormalizationBuilder {
                      .bindings = 4 + stats,
                      .push_constant_bytes = push_bytes,
                      .workgroup = {wg, 1, 1},
-                     .specialization = {m, l.param_groups, l.param_div, l.has_bias, act, 1, m, l.broadcast, v}});
+                     .specialization = {m, l.param_groups, l.param_div, l.has_bias, act, 1, m, l.broadcast,
+                                        v ? unit : 1u, v ? cached : 0u}});
             };
             op.single_ = single(false);
             if (vec) op.single_vec_ = single(true);
@@ -121,7 +133,7 @@ struct GroupedNormalizationBuilder {
                                          .bindings = 2,
                                          .push_constant_bytes = push_bytes,
                                          .workgroup = {widest, 1, 1},
-                                         .specialization = {m, p, c, v}});
+                                         .specialization = {m, p, c, v ? unit : 1u}});
             };
             auto apply = [&](bool v) {
                 return &device.pipeline(
@@ -130,7 +142,8 @@ struct GroupedNormalizationBuilder {
                      .bindings = 5 + stats,
                      .push_constant_bytes = push_bytes,
                      .workgroup = {widest, 1, 1},
-                     .specialization = {m, l.param_groups, l.param_div, l.has_bias, act, p, c, l.broadcast, v}});
+                     .specialization = {m, l.param_groups, l.param_div, l.has_bias, act, p, c, l.broadcast,
+                                        v ? unit : 1u}});
             };
             op.moments_ = moments(false);
             op.apply_ = apply(false);

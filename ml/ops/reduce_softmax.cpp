@@ -49,27 +49,34 @@ std::unique_ptr<Softmax> Softmax::create(gpu::Device& device, const SoftmaxDesc&
     const uint32_t log = desc.kind == SoftmaxKind::LogSoftmax ? 1u : 0u;
     if (contiguous && (desc.path == ReducePath::Auto || desc.path == ReducePath::Rows)) {
         // Softmax over contiguous rows (attention, classifier heads): G invocations per row with
-        // up to `target` units (4 elements, one vector load, where rows are whole vectors; else
-        // 1) in registers, so each invocation has several loads in flight and the row is read
-        // once. Rows longer than G x 16 units are read twice. The workgroup kernel read 2-byte
-        // elements twice (Softmax 4096x1000 f16: 37 % of the copy bandwidth on an H100).
-        constexpr uint32_t target = 8, max_upt = 16, min_wg = 128;
-        const uint32_t max_g = std::min(256u, std::bit_floor(device.caps().max_workgroup_invocations));
-        const bool vec = split.n % 4 == 0;
-        const uint32_t units = vec ? split.n / 4 : split.n;
-        uint32_t g = std::min(max_g, std::bit_ceil((units + target - 1) / target));
+        // up to `target` vec4 slices in registers, read as 16-byte units (f32: 4 floats, f16: 8
+        // halves) where rows are whole units, 8-byte ones for f16 rows of whole 4-vectors, else
+        // single elements. G goes up to the whole workgroup (1024 on most GPUs): one workgroup
+        // per long row keeps up to 1024 x 32 fp32 values in registers, so the row is read once and
+        // written once. Longer rows are read twice. (8-byte f16 loads, G <= 256 and 16 slices per
+        // invocation: Softmax 128x32768 f16 reached 29 % of the copy bandwidth on the H200.)
+        constexpr uint32_t target = 8, max_slices = 8, min_wg = 128;
+        const gpu::Capabilities& caps = device.caps();
+        const uint32_t max_g = std::min(
+            1024u, std::bit_floor(std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0])));
+        const bool f16 = desc.input.dtype == gpu::DType::f16;
+        const uint32_t vec = f16 && split.n % 8 == 0 ? 8u : split.n % 4 == 0 ? 4u : 1u;
+        const uint32_t slices = vec == 8 ? 2 : 1; // vec4 slices per unit
+        const uint32_t units = uint32_t(split.n / vec);
+        const uint32_t unit_target = target / slices;
+        uint32_t g = std::min(max_g, std::bit_ceil((units + unit_target - 1) / unit_target));
         uint32_t upt = (units + g - 1) / g;
-        const bool cached = upt <= max_upt;
+        const bool cached = upt * slices <= max_slices;
         if (!cached) upt = 1;
         const uint32_t wg = std::max(g, min_wg), rows_per_wg = wg / g;
         const uint64_t groups = (uint64_t(s->rows_) + rows_per_wg - 1) / rows_per_wg;
         s->rows_invocations_ = detail::to_u32(op, "input", int64_t(groups * wg));
-        s->rows_vec_ = vec;
+        s->rows_vec_ = vec > 1;
         s->rows_pipeline_ =
             &device.pipeline({.shader = detail::shader_for(device, op, "reduce_softmax_rows", desc.input.dtype),
                               .bindings = 2,
                               .workgroup = {wg, 1, 1},
-                              .specialization = {log, split.n, s->rows_, g, upt, vec ? 4u : 1u, cached}});
+                              .specialization = {log, split.n, s->rows_, g, upt, vec, cached}});
         s->path_ = ReducePath::Rows;
     }
     // The per-output or workgroup kernel: any axis, and the rows kernel's fallback.

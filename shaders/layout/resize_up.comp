@@ -4,18 +4,24 @@
 #include "common.glsl"
 #include "layout/resize_coord.glsl"
 // Resize, mode linear, upsampling the last two dimensions by whole factors (KH, KW in 1, 2, 4):
-// the input is [PLANES, IH, IW], the output [PLANES, IH * KH, IW * KW]. Each invocation writes RUN
-// (4 or 8) consecutive outputs of one output row with vector stores; the row's two taps are worked
-// out once (exactly, as resize_interp.comp does).
-//   PERIODIC (half_pixel, half_pixel_symmetric, pytorch_half_pixel, asymmetric): output column
-//     KW * m + ph samples m + s(ph) with s fixed per phase, so the run's RUN / KW + 2 input
-//     columns are loaded once per tap row (the middle ones as one vector where rows allow) and
-//     every output's two taps and weights are constants of the unrolled loop.
-//   otherwise (align_corners): each output's column taps as resize_interp.comp works them out.
+// the input is [PLANES, IH, IW], the output [PLANES, IH * KH, IW * KW]. Each invocation writes a
+// run of RUN consecutive outputs (16 bytes: 8 halves or 4 floats; 8 bytes for f16 rows of whole
+// 4-runs) in each of SH consecutive output rows, one vector store per row; neighbouring
+// invocations write neighbouring runs of the same rows (coalesced stores). The taps are exact (as
+// resize_interp.comp works them out). Interpolation is separable: each input row the strip needs
+// is loaded and interpolated along the row once, then output rows blend two such rows.
+//   PERIODIC (half_pixel, half_pixel_symmetric, pytorch_half_pixel, asymmetric): output index
+//     K * m + ph samples m + s(ph) with s fixed per phase along both axes, so the strip's SH / KH
+//     input bands need input rows m0 - 1 .. m0 + SH / KH, all loaded before any is used, each as
+//     the run's RUN / KW + 2 input columns (the middle ones as vectors where rows allow); every
+//     output's taps and weights are constants of the unrolled loops.
+//   otherwise (align_corners): each output column's taps as resize_interp.comp works them out,
+//     once per invocation; output rows walk down the input, interpolating each input row once
+//     from the run's WIN input columns, loaded once per row.
 // The C++ side (ml/ops/layout_resize.cpp) picks this kernel where OW is a multiple of RUN and the
-// output starts on 16 bytes; resize_interp.comp serves every other case.
+// tensors start on 16 bytes; resize_interp.comp serves every other case.
 VKML_LOCAL_SIZE;
-layout(constant_id = 0) const uint COUNT = 1; // invocations: PLANES * OH * OW / RUN
+layout(constant_id = 0) const uint COUNT = 1; // invocations: PLANES * ceil(OH / SH) * OW / RUN
 layout(constant_id = 1) const uint CTM = 0;
 layout(constant_id = 2) const uint IH = 1;
 layout(constant_id = 3) const uint IW = 1;
@@ -27,13 +33,21 @@ layout(constant_id = 8) const float NUM_W = 1.0;
 layout(constant_id = 9) const float DEN_W = 1.0;
 layout(constant_id = 10) const uint RUN = 8;
 layout(constant_id = 11) const bool PERIODIC = true;
-// Load the run's middle input columns as one vector (RUN / KW a multiple of 4, IW of 4).
-layout(constant_id = 12) const bool VEC_IN = false;
+// Elements per vector load of the run's middle input columns (4 or 2; they divide RUN / KW and
+// IW), or 0 for element loads.
+layout(constant_id = 12) const uint VEC_IN = 0;
+layout(constant_id = 13) const uint SH = 4; // output rows per invocation, a multiple of KH
 const uint OH = IH * KH, OW = IW * KW;
-#define MAX_COLS 10 // RUN / KW + 2 with RUN <= 8
+const uint PER = RUN / KW; // input columns a run covers (PERIODIC)
+#define MAX_RUN 8
+#define MAX_COLS 10 // PER + 2
+#define MAX_SH 4
+#define MAX_ROWS 6 // SH / KH + 2
 
 layout(std430, set = 0, binding = 0) readonly buffer Src { sfloat data[]; } src;
+layout(std430, set = 0, binding = 0) readonly buffer Src2 { sfloat2 data[]; } src2;
 layout(std430, set = 0, binding = 0) readonly buffer Src4 { sfloat4 data[]; } src4;
+layout(std430, set = 0, binding = 1) writeonly buffer Dst16 { uvec4 data[]; } dst16;
 layout(std430, set = 0, binding = 1) writeonly buffer Dst4 { sfloat4 data[]; } dst4;
 
 // Linear taps of one axis: first index (unclamped) and the second tap's weight.
@@ -47,79 +61,166 @@ float at(uint row, int x) {
     return float(src.data[row + uint(clamp(x, 0, int(IW) - 1))]);
 }
 
+// Offset of phase ph's first tap from its band, and the second tap's weight (PERIODIC).
+void phase_taps(uint ph, uint k, out int left, out float s) {
+    left = 0;
+    if (CTM == CTM_ASYMMETRIC) {
+        s = float(ph) / float(k);
+    } else {
+        s = (float(ph) + 0.5) / float(k) - 0.5;
+        if (s < 0.0) {
+            left = -1;
+            s += 1.0;
+        }
+    }
+}
+
+uint row_start(uint plane, int y) {
+    return (plane * IH + uint(clamp(y, 0, int(IH) - 1))) * IW;
+}
+
+// Input row `row` (its first element) along the run of an align_corners Resize: the run's input
+// columns x0[0] .. x0[0] + WIN - 1 (clamped) loaded once, each output's two taps picked from them.
+// The taps are exact and rise by at most ceil((RUN - 1) / KW) over the run (the step of an
+// upsampling by KW is at most 1 / KW), so WIN columns hold every tap.
+const uint WIN = (RUN + KW - 2) / KW + 2;
+void along_row(uint row, int x0[MAX_RUN], float wx[MAX_RUN], out float h[MAX_RUN]) {
+    float win[MAX_COLS];
+    [[unroll]] for (uint j = 0; j < MAX_COLS; ++j) {
+        if (j >= WIN) break;
+        win[j] = at(row, x0[0] + int(j));
+    }
+    [[unroll]] for (uint p = 0; p < MAX_RUN; ++p) {
+        if (p >= RUN) break;
+        const int d = x0[p] - x0[0];
+        float a = win[0], b = win[1];
+        [[unroll]] for (uint j = 1; j + 1 < MAX_COLS; ++j) {
+            if (j + 1 >= WIN) break;
+            if (d == int(j)) {
+                a = win[j];
+                b = win[j + 1];
+            }
+        }
+        h[p] = a + wx[p] * (b - a);
+    }
+}
+
+// One run of output row out_row: 16 bytes (f32: RUN 4, one vec4; f16: RUN 8, packed into a uvec4)
+// or 8 bytes (f16, RUN 4).
+void store_run(uint out_row, uint ox0, float o[MAX_RUN]) {
+    const uint at = out_row * OW + ox0;
+#if VKML_FP16
+    if (RUN == 8) {
+        dst16.data[at / 8] = uvec4(packHalf2x16(vec2(o[0], o[1])), packHalf2x16(vec2(o[2], o[3])),
+                                   packHalf2x16(vec2(o[4], o[5])), packHalf2x16(vec2(o[6], o[7])));
+        return;
+    }
+#endif
+    dst4.data[at / 4] = sfloat4(vec4(o[0], o[1], o[2], o[3]));
+    if (RUN == 8) dst4.data[at / 4 + 1] = sfloat4(vec4(o[4], o[5], o[6], o[7]));
+}
+
 void main() {
     const uint g = vkml_linear_id();
     if (g >= COUNT) return;
-    const uint runs = OW / RUN;
+    const uint runs = OW / RUN, strips = (OH + SH - 1) / SH;
     const uint jr = g % runs, t = g / runs;
-    const uint oy = t % OH, plane = t / OH;
+    const uint strip = t % strips, plane = t / strips;
     const uint ox0 = jr * RUN;
+    float o[MAX_RUN];
 
-    int y0;
-    float wy;
-    linear_taps(resize_coord(CTM, float(oy), float(IH), float(OH), NUM_H, DEN_H, 0.0, 1.0), IH, y0, wy);
-    const uint base = plane * IH * IW;
-    const uint row0 = base + uint(clamp(y0, 0, int(IH) - 1)) * IW;
-    const uint row1 = base + uint(clamp(y0 + 1, 0, int(IH) - 1)) * IW;
-
-    float o[8];
     if (PERIODIC) {
-        const uint per = RUN / KW; // input columns the run covers
-        const int m0 = int(ox0 / KW);
-        // cols[i] is input column m0 - 1 + i (clamped), blended over the two tap rows.
-        float cols[MAX_COLS];
-        if (VEC_IN) {
-            [[unroll]] for (uint v = 0; v < 2; ++v) {
-                if (v * 4 >= per) break;
-                const vec4 a = vec4(src4.data[(row0 + uint(m0)) / 4 + v]);
-                const vec4 b = vec4(src4.data[(row1 + uint(m0)) / 4 + v]);
-                const vec4 blend = a + wy * (b - a);
-                [[unroll]] for (uint e = 0; e < 4; ++e) cols[1 + 4 * v + e] = blend[e];
-            }
-        } else {
-            [[unroll]] for (uint i = 1; i < MAX_COLS - 1; ++i) {
-                if (i > per) break;
-                const float a = at(row0, m0 - 1 + int(i)), b = at(row1, m0 - 1 + int(i));
-                cols[i] = a + wy * (b - a);
-            }
-        }
-        {
-            const float a = at(row0, m0 - 1), b = at(row1, m0 - 1);
-            cols[0] = a + wy * (b - a);
-            const float c = at(row0, m0 + int(per)), d = at(row1, m0 + int(per));
-            cols[per + 1] = c + wy * (d - c);
-        }
-        [[unroll]] for (uint p = 0; p < 8; ++p) {
-            if (p >= RUN) break;
-            const uint q = p / KW, ph = p % KW;
-            int left = int(q);
-            float s;
-            if (CTM == CTM_ASYMMETRIC) {
-                s = float(ph) / float(KW);
+        const uint bands = SH / KH;
+        const int m0 = int(strip * bands); // first input band of the strip
+        const int c0 = int(ox0 / KW);      // first input column of the run
+        // rows[r][i]: input row m0 - 1 + r, column c0 - 1 + i (both clamped). Every load first.
+        float rows[MAX_ROWS][MAX_COLS];
+        [[unroll]] for (uint r = 0; r < MAX_ROWS; ++r) {
+            if (r >= bands + 2) break;
+            const uint row = row_start(plane, m0 - 1 + int(r));
+            if (VEC_IN != 0) {
+                [[unroll]] for (uint v = 0; v < MAX_COLS - 2; v += VEC_IN) {
+                    if (v >= PER) break;
+                    if (VEC_IN == 4) {
+                        const vec4 a = vec4(src4.data[(row + uint(c0)) / 4 + v / 4]);
+                        [[unroll]] for (uint e = 0; e < 4; ++e) rows[r][1 + v + e] = a[e];
+                    } else {
+                        const vec2 a = vec2(src2.data[(row + uint(c0)) / 2 + v / 2]);
+                        rows[r][1 + v] = a.x;
+                        rows[r][2 + v] = a.y;
+                    }
+                }
             } else {
-                s = (float(ph) + 0.5) / float(KW) - 0.5;
-                if (s < 0.0) {
-                    left -= 1;
-                    s += 1.0;
+                [[unroll]] for (uint i = 1; i < MAX_COLS - 1; ++i) {
+                    if (i > PER) break;
+                    rows[r][i] = at(row, c0 - 1 + int(i));
                 }
             }
-            const float a = cols[left + 1], b = cols[left + 2];
-            o[p] = a + s * (b - a);
+            rows[r][0] = at(row, c0 - 1);
+            rows[r][PER + 1] = at(row, c0 + int(PER));
         }
-    } else {
-        [[unroll]] for (uint p = 0; p < 8; ++p) {
-            if (p >= RUN) break;
-            int x0;
-            float wx;
-            linear_taps(resize_coord(CTM, float(ox0 + p), float(IW), float(OW), NUM_W, DEN_W, 0.0, 1.0), IW, x0,
-                        wx);
-            const float a0 = at(row0, x0), a1 = at(row0, x0 + 1);
-            const float b0 = at(row1, x0), b1 = at(row1, x0 + 1);
-            const float a = a0 + wx * (a1 - a0), b = b0 + wx * (b1 - b0);
-            o[p] = a + wy * (b - a);
+        // Along the rows: h[r][p] is output column ox0 + p of input row m0 - 1 + r.
+        float h[MAX_ROWS][MAX_RUN];
+        [[unroll]] for (uint r = 0; r < MAX_ROWS; ++r) {
+            if (r >= bands + 2) break;
+            [[unroll]] for (uint p = 0; p < MAX_RUN; ++p) {
+                if (p >= RUN) break;
+                int left;
+                float s;
+                phase_taps(p % KW, KW, left, s);
+                const uint i = uint(int(p / KW) + left + 1);
+                const float a = rows[r][i], b = rows[r][i + 1];
+                h[r][p] = a + s * (b - a);
+            }
         }
+        // Across the rows: output row KH * m + ph blends rows m + left and m + left + 1.
+        [[unroll]] for (uint q = 0; q < MAX_SH; ++q) {
+            if (q >= SH) break;
+            const uint band = q / KH, ph = q % KH;
+            if (uint(m0) + band >= IH) break; // the last strip's missing bands
+            int left;
+            float s;
+            phase_taps(ph, KH, left, s);
+            const uint r = uint(int(band) + left + 1);
+            [[unroll]] for (uint p = 0; p < MAX_RUN; ++p) {
+                if (p >= RUN) break;
+                o[p] = h[r][p] + s * (h[r + 1][p] - h[r][p]);
+            }
+            store_run(plane * OH + uint(m0) * KH + q, ox0, o);
+        }
+        return;
     }
-    const uint out4 = (t * OW + ox0) / 4;
-    dst4.data[out4] = sfloat4(vec4(o[0], o[1], o[2], o[3]));
-    if (RUN == 8) dst4.data[out4 + 1] = sfloat4(vec4(o[4], o[5], o[6], o[7]));
+
+    // Column taps, the same for every row.
+    int x0[MAX_RUN];
+    float wx[MAX_RUN];
+    [[unroll]] for (uint p = 0; p < MAX_RUN; ++p) {
+        if (p >= RUN) break;
+        linear_taps(resize_coord(CTM, float(ox0 + p), float(IW), float(OW), NUM_W, DEN_W, 0.0, 1.0), IW, x0[p],
+                    wx[p]);
+    }
+    // ha, hb: input rows cy and cy + 1 along the run; each input row is interpolated once.
+    float ha[MAX_RUN], hb[MAX_RUN];
+    int cy = -8; // no row yet (taps start at -4 at the lowest)
+    [[unroll]] for (uint q = 0; q < MAX_SH; ++q) {
+        if (q >= SH) break;
+        const uint oy = strip * SH + q;
+        if (oy >= OH) break;
+        int y0;
+        float wy;
+        linear_taps(resize_coord(CTM, float(oy), float(IH), float(OH), NUM_H, DEN_H, 0.0, 1.0), IH, y0, wy);
+        if (y0 != cy) {
+            if (y0 == cy + 1)
+                ha = hb;
+            else
+                along_row(row_start(plane, y0), x0, wx, ha);
+            along_row(row_start(plane, y0 + 1), x0, wx, hb);
+            cy = y0;
+        }
+        [[unroll]] for (uint p = 0; p < MAX_RUN; ++p) {
+            if (p >= RUN) break;
+            o[p] = ha[p] + wy * (hb[p] - ha[p]);
+        }
+        store_run(plane * OH + oy, ox0, o);
+    }
 }

@@ -10,11 +10,10 @@ VKML_LOCAL_SIZE;
 layout(constant_id = 0) const uint spec_m = 1;        // elements per group
 layout(constant_id = 1) const uint spec_partials = 1; // workgroups per group
 layout(constant_id = 2) const uint spec_chunk = 1;    // elements per workgroup
-// Four elements per load (spec_m and spec_chunk multiples of 4, X on 16 bytes).
-layout(constant_id = 3) const bool spec_vec = false;
-
-layout(std430, set = 0, binding = 0) readonly buffer X { sfloat data[]; } x;
-layout(std430, set = 0, binding = 0) readonly buffer X4 { sfloat4 data[]; } x4;
+// Elements per load: 8 (f16, 16 bytes), 4 or 1; spec_m and spec_chunk multiples of it, X on 16
+// bytes (see norm_units.glsl).
+layout(constant_id = 3) const uint spec_vec = 1;
+#include "norm/norm_units.glsl"
 layout(std430, set = 0, binding = 1) writeonly buffer Partials { float data[]; } partials;
 
 void main() {
@@ -27,22 +26,7 @@ void main() {
     uint begin = part * spec_chunk;
     uint end = min(begin + spec_chunk, spec_m);
 
-    Moments m = Moments(0.0, 0.0, 0.0);
-    if (spec_vec) {
-        // Four vectors per step, loaded before any is used: four loads in flight per invocation.
-        const uint wg = gl_WorkGroupSize.x, last = end / 4;
-        uint i = begin / 4 + gl_LocalInvocationID.x;
-        for (; i + 3 * wg < last; i += 4 * wg) {
-            const vec4 a = vec4(x4.data[base / 4 + i]), b = vec4(x4.data[base / 4 + i + wg]);
-            const vec4 c = vec4(x4.data[base / 4 + i + 2 * wg]), d = vec4(x4.data[base / 4 + i + 3 * wg]);
-            moments_add16(m, a - shift, b - shift, c - shift, d - shift);
-        }
-        for (; i < last; i += wg) moments_add4(m, vec4(x4.data[base / 4 + i]) - shift);
-    } else {
-        for (uint i = begin + gl_LocalInvocationID.x; i < end; i += gl_WorkGroupSize.x)
-            moments_add(m, float(x.data[base + i]) - shift);
-    }
-    m = moments_reduce(m);
+    Moments m = chunk_moments(base, begin, end, shift);
     if (gl_LocalInvocationID.x == 0) {
         partials.data[3 * w] = m.n;
         partials.data[3 * w + 1] = m.mean;

@@ -54,6 +54,13 @@ void moments_add4(inout Moments a, vec4 v) {
     a = moments_merge(a, Moments(4.0, mean, dot(d, d)));
 }
 
+// Eight values (two vectors) at once: their own moments merged in.
+void moments_add8(inout Moments a, vec4 v0, vec4 v1) {
+    const float mean = dot(v0 + v1, vec4(1.0)) * 0.125;
+    const vec4 d0 = v0 - mean, d1 = v1 - mean;
+    a = moments_merge(a, Moments(8.0, mean, dot(d0, d0) + dot(d1, d1)));
+}
+
 // Sixteen values (four vectors) at once: their own moments merged in.
 void moments_add16(inout Moments a, vec4 v0, vec4 v1, vec4 v2, vec4 v3) {
     const float mean = dot((v0 + v1) + (v2 + v3), vec4(1.0)) * (1.0 / 16.0);
@@ -67,19 +74,29 @@ shared float sh_n[NORM_MAX_WORKGROUP];
 shared float sh_mean[NORM_MAX_WORKGROUP];
 shared float sh_m2[NORM_MAX_WORKGROUP];
 
-// Tree reduction over the workgroup (its size is a power of two); every invocation gets the total.
+// Reduction over the workgroup in levels of eight: at each level the first ceil(n / 8)
+// invocations each merge (Chan) eight of the n partial moments, strided so that neighbouring
+// invocations read neighbouring entries (256 -> 32 -> 4 -> 1: four barriers where a pairwise tree
+// takes nine). Every invocation gets the total.
 Moments moments_reduce(Moments m) {
     uint lid = gl_LocalInvocationID.x;
     sh_n[lid] = m.n;
     sh_mean[lid] = m.mean;
     sh_m2[lid] = m.m2;
     barrier();
-    for (uint s = gl_WorkGroupSize.x / 2; s > 0; s >>= 1) {
-        if (lid < s) {
-            m = moments_merge(m, Moments(sh_n[lid + s], sh_mean[lid + s], sh_m2[lid + s]));
-            sh_n[lid] = m.n;
-            sh_mean[lid] = m.mean;
-            sh_m2[lid] = m.m2;
+    for (uint n = gl_WorkGroupSize.x; n > 1; n = (n + 7) / 8) {
+        const uint next = (n + 7) / 8;
+        if (lid < next) {
+            // Entry lid is this invocation's own; the others (lid + k next) no invocation writes at
+            // this level.
+            Moments a = Moments(sh_n[lid], sh_mean[lid], sh_m2[lid]);
+            for (uint k = 1; k < 8; ++k) {
+                const uint j = lid + k * next;
+                if (j < n) a = moments_merge(a, Moments(sh_n[j], sh_mean[j], sh_m2[j]));
+            }
+            sh_n[lid] = a.n;
+            sh_mean[lid] = a.mean;
+            sh_m2[lid] = a.m2;
         }
         barrier();
     }

@@ -398,6 +398,44 @@ TEST_F(LayoutTest, DepthToSpaceRowKernel) {
         }
 }
 
+TEST_F(LayoutTest, DepthToSpaceWholeOutputUnits) {
+    // Where the blocksize divides the unit's words, each invocation of the row kernel stores K
+    // whole output units (neighbouring invocations neighbouring units), each made of a sub-unit of
+    // every input row: K = 1, 2 or 4 by the output's size. Expected K for f32 and f16 (0: the
+    // unit-per-input-row form); u8 and i32 run the same kernel and are checked as well.
+    struct Case {
+        Shape shape;
+        int64_t b;
+        uint32_t k32, k16;
+    };
+    const std::vector<Case> cases = {
+        {{1, 8, 3, 16}, 2, 1, 1},      // 16-byte units, b = 2: two 8-byte sub-units per output unit
+        {{1, 4, 1, 8}, 2, 1, 1},       // one input row per channel, one output channel
+        {{2, 32, 3, 8}, 4, 1, 1},      // b = 4 on 16-byte units: four 4-byte sub-units
+        {{1, 32, 2, 6}, 4, 0, 0},      // b = 4 on 8-byte (f32) / 4-byte (f16) units: one unit per row
+        {{1, 12, 5, 34}, 2, 1, 0},     // 8-byte f32 units (one-word sub-units); 4-byte f16 ones: b > 1 word
+        {{2, 8, 33, 128}, 2, 2, 2},    // 16896 f32 / 8448 f16 units: K = 2
+        {{1, 4, 129, 1032}, 2, 4, 4},  // 133128 f32 / 66564 f16 units: K = 4
+        {{1, 16, 65, 520}, 4, 4, 4},   // b = 4, K = 4 (u8: 8-byte units, b > 2 words: one unit per row)
+    };
+    uint32_t seed = 970;
+    for (DType dt : dtypes()) {
+        if (dt == DType::i64) continue; // the strided copy (DepthToSpaceRowKernel)
+        for (const Case& c : cases) {
+            const HostTensor x = data(c.shape, dt, seed++);
+            for (const char* mode : {"DCR", "CRD"}) {
+                auto op = ops::DepthToSpace::create(dev(),
+                                                    {.input = {c.shape, dt}, .blocksize = c.b, .mode = mode});
+                const std::string w = what("DepthToSpace", dt, c.shape) + " b=" + std::to_string(c.b) + " " + mode;
+                if (dt == DType::f32 || dt == DType::f16) {
+                    EXPECT_EQ(op->row_units_per_invocation(), dt == DType::f32 ? c.k32 : c.k16) << w;
+                }
+                expect_equal(run_op(dev(), *op, {x}, 2)[0], ref::depth_to_space(x, c.b, mode), w);
+            }
+        }
+    }
+}
+
 // One op recorded after another through the caller's barrier, the way a graph chains them:
 // Transpose then Slice then Concat must give what the references give composed.
 TEST_F(LayoutTest, ChainedOps) {

@@ -90,7 +90,8 @@ TEST_F(NormInstanceNormalization, FourElementsPerLoad) {
     // split chosen by size, a large offset and a fused activation.
     for (DType dt : float_dtypes(dev())) {
         EXPECT_EQ(run({2, 3, 12, 20}, dt, 150, 0), 1u);
-        EXPECT_EQ(run({2, 3, 12, 20}, dt, 151, 7), 7u);
+        // f16 planes of whole 8-element units: chunks of 40 (6 workgroups).
+        EXPECT_EQ(run({2, 3, 12, 20}, dt, 151, 7), dt == DType::f16 ? 6u : 7u);
         EXPECT_EQ(run({1, 3, 4, 3}, dt, 152, 5), 3u); // 12 elements: chunks of 4
         EXPECT_GT(run({1, 3, 64, 130}, dt, 153, 0), 1u);
         run({2, 3, 12, 20}, dt, 154, 3, 100.0, {}, 1e-5f, offset_f32, offset_f16);
@@ -109,6 +110,55 @@ TEST_F(NormInstanceNormalization, FourVectorsPerStep) {
         run({1, 2, 100, 164}, dt, 162, 1, 100.0, {ActivationKind::Relu}, 1e-5f, offset_f32, offset_f16);
         EXPECT_GT(run({1, 2, 128, 130}, dt, 163, 0), 1u); // split chosen by size
     }
+}
+
+TEST_F(NormInstanceNormalization, SixteenBytesPerLoad) {
+    // 16-byte units (f16: 8 halves, f32: 4 floats) where planes are whole units, 8-byte f16 units
+    // where they are whole 4-vectors only, element loads otherwise: one row, one channel, single
+    // pass and split, the split's partials merged by every invocation (up to 16) or by the tree
+    // (more), with an activation and a large offset.
+    for (DType dt : float_dtypes(dev())) {
+        EXPECT_EQ(run({1, 1, 1, 40}, dt, 170, 0), 1u);    // one row, one channel
+        EXPECT_EQ(run({1, 1, 1, 36}, dt, 171, 0), 1u);    // f16: 8-byte units
+        EXPECT_EQ(run({2, 3, 1, 8}, dt, 172, 0), 1u);     // one unit a plane
+        EXPECT_EQ(run({1, 1, 3, 11}, dt, 173, 2), 2u);    // odd: element loads, split
+        EXPECT_EQ(run({1, 2, 40, 48}, dt, 174, 3), 3u);   // chunks of 640: merged in order
+        EXPECT_EQ(run({1, 2, 40, 48}, dt, 175, 20), 20u); // chunks of 96: the tree merge
+        EXPECT_EQ(run({1, 1, 5, 24}, dt, 176, 16), 15u);  // chunks of 8 (one unit): 15 partials
+        run({2, 3, 17, 24}, dt, 177, 4, 100.0, {ActivationKind::Relu}, 1e-5f, offset_f32, offset_f16);
+        run({2, 3, 17, 24}, dt, 178, 0, 1000.0, {ActivationKind::Relu}, 1e-5f, offset_f32, offset_f16);
+    }
+}
+
+TEST_F(NormInstanceNormalization, SinglePassHeldInRegisters) {
+    // The single-pass kernel over whole units keeps each invocation's units in registers between
+    // the moments and the output (the plane read once) up to 8 vec4 slices per invocation, 8192
+    // elements at 256 invocations; larger planes, and planes of no whole unit, are read twice.
+    // Expected cached_units() in f32 and f16.
+    struct Case {
+        gpu::Shape shape;
+        uint32_t c32, c16;
+    };
+    const std::vector<Case> cases = {
+        {{1, 1, 1, 40}, 1, 1},   // one row, one channel, 32 invocations
+        {{2, 3, 1, 8}, 1, 1},    // one or two units a plane
+        {{1, 1, 1, 36}, 1, 1},   // f16: 8-byte units
+        {{1, 1, 3, 11}, 0, 0},   // element loads
+        {{2, 3, 72, 80}, 6, 3},  // 256 invocations x 6 vectors (f16: x 3 units of 8)
+        {{1, 2, 64, 128}, 8, 4}, // 8192 elements: the most held
+        {{1, 1, 65, 128}, 0, 0}, // 8320: read twice
+    };
+    uint32_t seed = 180;
+    for (DType dt : float_dtypes(dev()))
+        for (const Case& c : cases) {
+            auto op = ops::InstanceNormalization::create(dev(), {.input = {c.shape, dt},
+                                                                 .scale = {{c.shape[1]}, dt},
+                                                                 .bias = {{c.shape[1]}, dt},
+                                                                 .partials = 1});
+            EXPECT_EQ(op->cached_units(), dt == DType::f16 ? c.c16 : c.c32) << c.shape.str();
+            EXPECT_EQ(run(c.shape, dt, seed++, 1), 1u);
+            run(c.shape, dt, seed++, 1, 100.0, {ActivationKind::Relu}, 1e-5f, offset_f32, offset_f16);
+        }
 }
 
 TEST_F(NormInstanceNormalization, SplitChosenBySize) {
@@ -223,7 +273,8 @@ TEST_F(NormLayerNormalization, SplitKernel) {
         EXPECT_EQ(run({{5, 7, 11}, -1, {11}, {}, 8}, dt, 211), 6u); // 11 elements: chunks of 2
         EXPECT_EQ(run({{2, 3, 7, 11}, 1, {1, 11}, {7, 1}, 5}, dt, 212), 5u);
         EXPECT_GT(run({{2, 9001}, -1, {9001}, {9001}}, dt, 213), 1u); // chosen by size
-        EXPECT_EQ(run({{4, 96}, -1, {96}, {96}, 5}, dt, 214), 5u); // 4 per load, per-element parameters
+        // Whole units per load, per-element parameters: chunks of 20 (f32) or 24 (f16, 8 halves).
+        EXPECT_EQ(run({{4, 96}, -1, {96}, {96}, 5}, dt, 214), dt == DType::f16 ? 4u : 5u);
     }
 }
 

@@ -65,23 +65,26 @@ TEST_F(ReduceSoftmaxTest, AxesAndPaths) {
     EXPECT_EQ(small->path(), ReducePath::PerOutput);
 }
 
-// The rows kernel (contiguous rows, shaders/reduce/softmax_rows.comp): vector loads where rows are
-// whole vectors (and scalar ones where not), one to 256 invocations per row, several rows per
-// workgroup with a partial last workgroup, rows held in registers up to 256 x 16 units and looped
-// over beyond that. Auto takes it for every innermost-axis Softmax.
+// The rows kernel (contiguous rows, shaders/reduce/softmax_rows.comp): 16-byte units where rows
+// are whole units (f32: 4 floats; f16: 8 halves), 8-byte f16 units for rows of whole 4-vectors,
+// scalar loads otherwise; one to 1024 invocations per row, several rows per workgroup with a
+// partial last workgroup, rows held in registers up to 1024 x 32 elements and looped over beyond
+// that. Auto takes it for every innermost-axis Softmax.
 TEST_F(ReduceSoftmaxTest, RowsKernel) {
     const std::vector<Case> cases = {
-        {{5, 8}, -1},     // two vectors a row, one invocation a row
-        {{300, 12}, 1},   // 300 rows of one invocation: 3 workgroups, the last partial
+        {{5, 8}, -1},     // two vectors a row (f16: one 16-byte unit), one invocation a row
+        {{300, 12}, 1},   // 300 rows of one invocation: 3 workgroups, the last partial; f16 8-byte units
         {{129, 64}, -1},  // 2 invocations a row
         {{7, 37}, -1},    // odd rows: scalar loads, 8 invocations x 5 elements
-        {{3, 1000}, -1},  // 32 invocations x 8 vectors
+        {{3, 1000}, -1},  // 32 invocations x 8 vectors (f16: x 4 units of 8)
+        {{3, 1004}, -1},  // f16: rows of 4-vectors but not of 8 (8-byte units)
         {{2, 3, 40}, 2},  // rank 3
         {{9, 1}, -1},     // rows of one element
         {{2, 1031}, -1},  // odd and long: 256 invocations x 5 elements
-        {{2, 16384}, -1}, // 256 x 16 vectors: the longest row held in registers
-        {{2, 16388}, -1}, // one vector more: looped over
-        {{1, 20001}, 1},  // odd, looped over
+        {{1, 4099}, -1},  // one odd row: 1024 invocations, the last ones partly idle
+        {{2, 32768}, -1}, // 1024 x 32 elements: the longest row held in registers, one workgroup a row
+        {{2, 32776}, -1}, // one unit more: looped over
+        {{1, 40001}, 1},  // odd, looped over
     };
     uint32_t seed = 300;
     for (SoftmaxKind kind : {SoftmaxKind::Softmax, SoftmaxKind::LogSoftmax})

@@ -89,9 +89,10 @@ public:
     // Nearest by whole factors over the last two dimensions in a mode where that is oh / KH, ow / KW:
     // the eight-outputs-an-invocation kernel (layout/upsample.comp).
     bool integer_upsample() const { return upsample_pipeline_ != nullptr; }
-    // Linear by whole factors (1, 2, 4) over the last two dimensions, rows of whole runs of 4 or 8
-    // outputs: the vector-store kernel (layout/resize_up.comp), taken when both tensors start on
-    // 16 bytes. 0 where only the general kernel applies, else the run length.
+    // Linear by whole factors (1, 2, 4) over the last two dimensions, rows of whole runs of 16
+    // bytes (f32: 4 outputs; f16: 8, or 4 where rows are not whole 8-runs): the vector-store kernel
+    // (layout/resize_up.comp), taken when both tensors start on 16 bytes. 0 where only the
+    // general kernel applies, else the run length.
     uint32_t linear_upsample_run() const { return linear_up_run_; }
 
 private:
@@ -124,6 +125,9 @@ public:
     // where only the general strided copy applies (i64, or rows of no whole unit). record() takes
     // the row kernel when both tensors start on a unit.
     uint32_t row_unit_bytes() const { return unit_bytes_; }
+    // Output units each row-kernel invocation stores when it stores whole output units
+    // (neighbouring invocations neighbouring units: blocksize dividing the unit's words), else 0.
+    uint32_t row_units_per_invocation() const { return split_units_; }
 
 private:
     explicit DepthToSpace(gpu::Device& device) : Op(device) {}
@@ -133,6 +137,7 @@ private:
     const gpu::Pipeline* rows_pipeline_ = nullptr; // layout/depth_to_space.comp, or null
     uint32_t rows_count_ = 0;                      // its invocations
     uint32_t unit_bytes_ = 0;
+    uint32_t split_units_ = 0;
 };
 
 // SpaceToDepth: X [N, C, H, W] -> Y [N, C * b², H / b, W / b].

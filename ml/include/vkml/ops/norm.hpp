@@ -58,6 +58,9 @@ public:
     // Workgroups that share one group's statistics: 1 for the single-pass kernel, more for the
     // split kernel.
     uint32_t partials() const { return partials_; }
+    // Units (16 or 8 bytes) each invocation of the single-pass kernel keeps in registers, so the
+    // group is read once, when X and Y start on 16 bytes; 0 where it reads the group twice.
+    uint32_t cached_units() const { return cached_units_; }
 
 protected:
     explicit GroupedNormalization(gpu::Device& device) : Op(device) {}
@@ -68,11 +71,13 @@ protected:
     const gpu::Pipeline* single_ = nullptr;  // single-pass kernel
     const gpu::Pipeline* moments_ = nullptr; // split kernel, stage 1
     const gpu::Pipeline* apply_ = nullptr;   // split kernel, stage 2
-    // The same kernels moving four elements per load and store (groups of a multiple of 4
-    // elements, per-channel or per-element parameters), taken when X and Y start on 16 bytes.
+    // The same kernels moving whole units per load and store (16 bytes, or 8 for f16 groups of
+    // whole 4-vectors only; per-channel or per-element parameters), taken when X and Y start on 16
+    // bytes.
     const gpu::Pipeline *single_vec_ = nullptr, *moments_vec_ = nullptr, *apply_vec_ = nullptr;
     std::array<uint32_t, 3> grid_{};         // workgroups: groups x partials, folded into y when large
     uint32_t partials_ = 1;
+    uint32_t cached_units_ = 0;
     bool has_bias_ = true;
     bool stats_outputs_ = false;
     std::vector<uint32_t> push_; // push-constant words, fixed at create()
