@@ -300,7 +300,7 @@ std::vector<float> pack_weights(const Net& net, const ConvStackDesc& desc) {
 // the tap pair, channel k % 8), column = output; the first layer's per (ky, pair), the others' per
 // (ky, pair, sign of CReLU); then the 1x1 head's bias matrix and its per (layer, sign) matrices,
 // rows 8..15 zero. The fourth tap column, and channels and outputs past the layer's, are zero.
-std::vector<uint32_t> pack_mma(const Net& net, const ConvStackDesc& desc) {
+std::vector<uint32_t> pack_mma(const Net& net, const ConvStackDesc& desc, bool relu_once) {
     std::vector<uint32_t> out;
     auto put_bias = [&](const ConvStackLayer& layer, int64_t co) {
         for (int64_t r = 0; r < 16; ++r)
@@ -329,7 +329,11 @@ std::vector<uint32_t> pack_mma(const Net& net, const ConvStackDesc& desc) {
                     put_matrix([&](int64_t k, int64_t n) {
                         const int64_t kx = 2 * pr + k / 8, ch = k % 8;
                         if (kx > 2 || ch >= ch_in || n >= co) return 0.f;
-                        return layer.weight[size_t(((n * ci + sg * net.c + ch) * 3 + ky) * 3 + kx)];
+                        auto at = [&](int64_t sign) {
+                            return layer.weight[size_t(((n * ci + sign * net.c + ch) * 3 + ky) * 3 + kx)];
+                        };
+                        if (!relu_once || signs == 1) return at(sg);
+                        return sg == 0 ? at(0) + at(1) : -at(1); // (W_p + W_n) relu(f) - W_n f
                     });
     }
     if (net.head1x1) {
@@ -340,7 +344,9 @@ std::vector<uint32_t> pack_mma(const Net& net, const ConvStackDesc& desc) {
             for (int64_t sg = 0; sg < net.s; ++sg)
                 put_matrix([&](int64_t k, int64_t n) {
                     if (k >= net.c || n >= net.k) return 0.f;
-                    return head.weight[size_t(n * hin + (l * net.s + sg) * net.c + k)];
+                    auto at = [&](int64_t sign) { return head.weight[size_t(n * hin + (l * net.s + sign) * net.c + k)]; };
+                    if (!relu_once || net.s == 1) return at(sg);
+                    return sg == 0 ? at(0) + at(1) : -at(1);
                 });
     }
     return out;
@@ -363,12 +369,13 @@ std::unique_ptr<FusedConvStack> FusedConvStack::create(gpu::Device& device, cons
     pd.bindings = 3;
     pd.workgroup = {u(p.threads), 1, 1};
     if (p.mma) {
-        const std::vector<uint32_t> packed = pack_mma(net, desc);
+        static const bool relu_once = env_int("VKML_STACK_RELU_ONCE", 1) != 0;
+        const std::vector<uint32_t> packed = pack_mma(net, desc, relu_once);
         op->weights_ = gpu::Buffer(device, {.size = packed.size() * sizeof(uint32_t), .name = "FusedConvStack weights"});
         gpu::upload(device, op->weights_.range(), std::as_bytes(std::span<const uint32_t>(packed)));
         pd.specialization = {u(net.cin), u(net.c), u(net.d),  u(net.k),  u(net.head1x1), u(net.s == 2), u(net.mode),
                              u(net.h),   u(net.w), u(L.tw),   u(L.th),   u(net.oc),      u(L.a + L.b),  u(L.a),
-                             mma_a_elements};
+                             mma_a_elements, relu_once ? 1u : 0u};
     } else {
         const std::vector<float> packed = pack_weights(net, desc);
         op->weights_ = gpu::Buffer(device, {.size = packed.size() * sizeof(float), .name = "FusedConvStack weights"});

@@ -17,8 +17,9 @@
 // two loads (kernel columns 0-1 and 2-3, the fourth column's weights zero) cover the 3x3 taps.
 //
 // Activation on the fragment. CReLU(f) = [relu(f), relu(-f)]: both halves come from the same loaded
-// fragment by an element-wise max, and multiply their own weight matrices (2 x 6 MMAs per
-// 16 pixels and layer; ReLU 6, the first layer 6 without activation).
+// fragment, and multiply their own weight matrices (2 x 6 MMAs per 16 pixels and layer; ReLU 6,
+// the first layer 6 without activation). As W_p relu(f) + W_n relu(-f) = (W_p + W_n) relu(f) - W_n f,
+// one element-wise max makes relu(f) and the second product takes f itself (RELU_ONCE).
 //
 // Weights. Per layer, the 6 or 12 B matrices (16 x 16 halves: rows the 2 pixels x 8 channels of
 // a tap pair, columns the outputs) stay in registers for all the layer's chunks, loaded from the
@@ -58,6 +59,10 @@ layout(constant_id = 13) const int B_OFFSET = 0; // where window B starts
 // constant instruction that KHR cooperative matrices lack, so the host passes it: 8 on NVIDIA (256
 // elements over 32 invocations, none replicated), the only vendor the C++ side runs this kernel on.
 layout(constant_id = 14) const int A_ELEMS = 8;
+// CReLU from one max per element: W_p relu(f) + W_n relu(-f) = (W_p + W_n) relu(f) - W_n f, so the
+// second product takes the loaded fragment as it is (the host packs W_p + W_n and -W_n). With 0,
+// relu(f) and relu(-f) each (VKML_STACK_RELU_ONCE=0, for comparison).
+layout(constant_id = 15) const int RELU_ONCE = 1;
 
 const int S = CRELU != 0 ? 2 : 1;
 const int NW = int(gl_WorkGroupSize.x) / 32; // subgroups
@@ -90,7 +95,7 @@ void relu_split(FH a, out FH p, out FH n) {
     n = a;
     [[unroll]] for (int i = 0; i < A_ELEMS; ++i) {
         p[i] = max(a[i], float16_t(0.0));
-        n[i] = max(-a[i], float16_t(0.0));
+        if (RELU_ONCE == 0 || S == 1) n[i] = max(-a[i], float16_t(0.0));
     }
 }
 
