@@ -140,19 +140,30 @@ void main() {
         }
     }
 
-    // The row's G states merged in levels of eight (1024 -> 128 -> 16 -> 2 -> 1: five barriers
-    // where a pairwise tree takes eleven): the first ceil(n / 8) lanes each merge eight, strided.
+    // The row's G states merged: up to 64 in a pairwise tree (every lane of a level merges once:
+    // short rows, where the levels of eight below left Softmax 4096x1000 at 76 % of the copy
+    // bandwidth on an H200 against 84 % before), above in levels of eight (1024 -> 128 -> 16 -> 2
+    // -> 1: five barriers where a pairwise tree takes eleven): the first ceil(n / 8) lanes each
+    // merge eight, strided.
     partial[lid] = state;
     barrier();
-    for (uint n = G; n > 1; n = (n + 7) / 8) {
-        const uint next = (n + 7) / 8;
-        if (lane < next) {
-            vec2 a = partial[lid];
-            for (uint k = 1; k < 8; ++k)
-                if (lane + k * next < n) a = lse_merge(a, partial[lid + k * next]);
-            partial[lid] = a;
+    if (G <= 64) {
+        [[unroll]] for (uint h = 32; h > 0; h >>= 1) {
+            if (h >= G) continue;
+            if (lane < h) partial[lid] = lse_merge(partial[lid], partial[lid + h]);
+            barrier();
         }
-        barrier();
+    } else {
+        for (uint n = G; n > 1; n = (n + 7) / 8) {
+            const uint next = (n + 7) / 8;
+            if (lane < next) {
+                vec2 a = partial[lid];
+                for (uint k = 1; k < 8; ++k)
+                    if (lane + k * next < n) a = lse_merge(a, partial[lid + k * next]);
+                partial[lid] = a;
+            }
+            barrier();
+        }
     }
     state = partial[lid - lane];
     if (!live) return;
