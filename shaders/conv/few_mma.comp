@@ -3,11 +3,13 @@
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "activation.glsl"
 #include "conv/conv_spec.glsl"
+#include "conv/halves.glsl"
 // Convolutions with few output channels (M <= 16; the C++ side gives it M <= 8) on tensor cores:
 // conv/few.comp's layers (an RDN's 64 -> 4 growth layers, a super-resolution network's 12 -> 3
 // last layer), KS x KS (KS = 3), stride 1, dilation 1, group 1, f16 storage, fp32 sums.
@@ -63,11 +65,6 @@ uvec4 rb[B_PER]; // ... and weight units
 const uint TILES_X = (OW + TW - 1) / TW;
 const uint TILES_Y = (OH + TH - 1) / TH;
 
-uvec4 pack8(float v[8]) {
-    return uvec4(packHalf2x16(vec2(v[0], v[1])), packHalf2x16(vec2(v[2], v[3])), packHalf2x16(vec2(v[4], v[5])),
-                 packHalf2x16(vec2(v[6], v[7])));
-}
-
 // Global -> registers: chunk c0 of the window whose top-left input is (ih0, iw0) of image n.
 void fetch(uint n, uint c0, int ih0, int iw0) {
     const uint tid = gl_LocalInvocationIndex;
@@ -76,10 +73,10 @@ void fetch(uint n, uint c0, int ih0, int iw0) {
         const uint p = t % (WR * WC), h = t / (WR * WC);
         const int ih = conv_src(ih0 + int(p / WC), H), iw = conv_src(iw0 + int(p % WC), W);
         const bool live = (X_TASKS % THREADS == 0 || t < X_TASKS) && ih >= 0 && ih < int(H) && iw >= 0 && iw < int(W);
-        float v[8];
+        uint v[8];
         [[unroll]] for (uint j = 0; j < 8; ++j) {
             const uint c = c0 + h * 8 + j;
-            v[j] = live && c < C ? float(x.data[((n * C + c) * H + uint(ih)) * W + uint(iw)]) : 0.0;
+            v[j] = live && c < C ? half_bits(x.data[((n * C + c) * H + uint(ih)) * W + uint(iw)]) : 0u;
         }
         rx[s] = pack8(v);
     }
@@ -88,10 +85,10 @@ void fetch(uint n, uint c0, int ih0, int iw0) {
         const uint t = tid + s * THREADS;
         const uint o0 = (t % 2) * 8, k = (t / 2) % CC, tap = t / (2 * CC);
         const uint c = c0 + k;
-        float v[8];
+        uint v[8];
         [[unroll]] for (uint j = 0; j < 8; ++j) {
             const uint o = o0 + j;
-            v[j] = (B_TASKS % THREADS == 0 || t < B_TASKS) && o < M && c < C ? float(w.data[(o * C + c) * TAPS + tap]) : 0.0;
+            v[j] = (B_TASKS % THREADS == 0 || t < B_TASKS) && o < M && c < C ? half_bits(w.data[(o * C + c) * TAPS + tap]) : 0u;
         }
         rb[s] = pack8(v);
     }

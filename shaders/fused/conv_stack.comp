@@ -207,9 +207,7 @@ void head_accumulate(int l, int at) {
     }
 }
 
-float input_at(int n, int c, int y, int x) {
-    return float(src.data[((n * CIN + c) * H + y) * W + x]);
-}
+#include "fused/conv_stack_output.glsl"
 
 // The head's values at the tile's pixels, plus the skip connection, into the output.
 void store_outputs(int last_at) {
@@ -233,38 +231,7 @@ void store_outputs(int last_at) {
             load_px(last_at, TW * TH, py * TW + px, K, v);
             [[unroll]] for (int k = 0; k < KMAX; ++k) hv[k] = k < CMAX ? v[k] : 0.0;
         }
-        if (MODE == 0) {
-            // Resize linear half_pixel 2x: output 2g + i samples g - 0.25 (i = 0) or g + 0.25
-            // (i = 1): taps (g - 1, g) with weights (0.25, 0.75), or (g, g + 1) with (0.75, 0.25).
-            const int xs[3] = int[3](max(gx - 1, 0), gx, min(gx + 1, W - 1));
-            const int ys[3] = int[3](max(gy - 1, 0), gy, min(gy + 1, H - 1));
-            const int H2 = 2 * H, W2 = 2 * W;
-            [[unroll]] for (int c = 0; c < 4; ++c) {
-                if (c >= OC) continue;
-                const int ic = CIN == 1 ? 0 : c;
-                const int hc = K / 4 == 1 ? 0 : c;
-                float v[3][3];
-                [[unroll]] for (int a = 0; a < 3; ++a) {
-                    [[unroll]] for (int b = 0; b < 3; ++b) v[a][b] = input_at(n, ic, ys[a], xs[b]);
-                }
-                [[unroll]] for (int i = 0; i < 2; ++i) {
-                    const float wy0 = i == 0 ? 0.25 : 0.75, wy1 = 1.0 - wy0;
-                    [[unroll]] for (int j = 0; j < 2; ++j) {
-                        const float wx0 = j == 0 ? 0.25 : 0.75, wx1 = 1.0 - wx0;
-                        const float row0 = wx0 * v[i][j] + wx1 * v[i][j + 1];
-                        const float row1 = wx0 * v[i + 1][j] + wx1 * v[i + 1][j + 1];
-                        const float up = wy0 * row0 + wy1 * row1;
-                        dst.data[((n * OC + c) * H2 + 2 * gy + i) * W2 + 2 * gx + j] =
-                            sfloat(up + hv[hc * 4 + i * 2 + j]);
-                    }
-                }
-            }
-        } else {
-            [[unroll]] for (int c = 0; c < 4; ++c) {
-                if (c >= OC) continue;
-                dst.data[((n * OC + c) * H + gy) * W + gx] = sfloat(input_at(n, c, gy, gx) + hv[c]);
-            }
-        }
+        emit(n, gx, gy, hv, 0, 2);
     }
 }
 

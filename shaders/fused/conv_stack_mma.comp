@@ -35,7 +35,8 @@
 // Head. HEAD_1X1: the 1x1 convolution over act(f_0 .. f_{D-1}) accumulates in fp32 fragments at
 // the tile's own pixels (chunks of 16 of a tile row; subgroup s owns chunks s, s + NW, ...), one
 // pair of MMAs (relu(f), relu(-f)) per layer, the fragment's second 8 rows of weights zero.
-// LastLayer: the last 3x3 layer's window holds the head. The output stage is the scalar kernel's.
+// LastLayer: the last 3x3 layer's window holds the head. The output stage is the scalar kernel's
+// (fused/conv_stack_output.glsl).
 //
 // Reads past a window row (the zero-weighted fourth tap, the head's second pixel) land on the next
 // row's first pixel or on a zero guard unit after each window: finite values times zero weights.
@@ -164,45 +165,7 @@ void head_accumulate(int l, int at) {
     }
 }
 
-float input_at(int n, int c, int y, int x) {
-    return float(src.data[((n * CIN + c) * H + y) * W + x]);
-}
-
-// The output at tile pixel (gx, gy) from its head values: DepthToSpace rows 2gy + i for i in
-// [i0, i1) plus the bilinear input (MODE 0), or the input plus the head (MODE 1).
-void emit(int n, int gx, int gy, float hv[KMAX], int i0, int i1) {
-    if (MODE == 0) {
-        // Resize linear half_pixel 2x: output 2g + i samples g - 0.25 (i = 0) or g + 0.25 (i = 1).
-        const int xs[3] = int[3](max(gx - 1, 0), gx, min(gx + 1, W - 1));
-        const int ys[3] = int[3](max(gy - 1, 0), gy, min(gy + 1, H - 1));
-        const int H2 = 2 * H, W2 = 2 * W;
-        [[unroll]] for (int c = 0; c < 4; ++c) {
-            if (c >= OC) continue;
-            const int ic = CIN == 1 ? 0 : c;
-            const int hc = K / 4 == 1 ? 0 : c;
-            [[unroll]] for (int i = 0; i < 2; ++i) {
-                if (i < i0 || i >= i1) continue;
-                float v[2][3];
-                [[unroll]] for (int a = 0; a < 2; ++a) {
-                    [[unroll]] for (int b = 0; b < 3; ++b) v[a][b] = input_at(n, ic, ys[i + a], xs[b]);
-                }
-                const float wy0 = i == 0 ? 0.25 : 0.75, wy1 = 1.0 - wy0;
-                [[unroll]] for (int j = 0; j < 2; ++j) {
-                    const float wx0 = j == 0 ? 0.25 : 0.75, wx1 = 1.0 - wx0;
-                    const float row0 = wx0 * v[0][j] + wx1 * v[0][j + 1];
-                    const float row1 = wx0 * v[1][j] + wx1 * v[1][j + 1];
-                    dst.data[((n * OC + c) * H2 + 2 * gy + i) * W2 + 2 * gx + j] =
-                        sfloat(wy0 * row0 + wy1 * row1 + hv[hc * 4 + i * 2 + j]);
-                }
-            }
-        }
-    } else if (i0 == 0) {
-        [[unroll]] for (int c = 0; c < 4; ++c) {
-            if (c >= OC) continue;
-            dst.data[((n * OC + c) * H + gy) * W + gx] = sfloat(input_at(n, c, gy, gx) + hv[c]);
-        }
-    }
-}
+#include "fused/conv_stack_output.glsl"
 
 void main() {
     const int NT = int(gl_WorkGroupSize.x);
