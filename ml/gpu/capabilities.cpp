@@ -195,7 +195,20 @@ Capabilities query_capabilities(VkInstance instance, VkPhysicalDevice phys, bool
     vkGetPhysicalDeviceProperties(phys, &base);
     const bool v13 = base.apiVersion >= VK_API_VERSION_1_3;
     if (!v13) p11.pNext = nullptr; // only 1.1 properties are guaranteed below 1.3
+    VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sms{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+    {
+        uint32_t count = 0;
+        vkEnumerateDeviceExtensionProperties(phys, nullptr, &count, nullptr);
+        std::vector<VkExtensionProperties> exts(count);
+        vkEnumerateDeviceExtensionProperties(phys, nullptr, &count, exts.data());
+        for (const auto& e : exts)
+            if (std::string_view(e.extensionName) == VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME) {
+                sms.pNext = p2.pNext;
+                p2.pNext = &sms;
+            }
+    }
     vkGetPhysicalDeviceProperties2(phys, &p2);
+    c.multiprocessors = sms.shaderSMCount;
     const VkPhysicalDeviceProperties& p = p2.properties;
 
     c.device_name = p.deviceName;

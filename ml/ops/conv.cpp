@@ -143,6 +143,8 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
     ConvKernel kernel = desc.kernel;
     if (uint32_t(kernel) > uint32_t(ConvKernel::FewOutputs))
         fail(op, "kernel", "unknown kernel " + std::to_string(uint32_t(kernel)));
+    if (desc.halo_rows != 0 && desc.halo_rows != 8 && desc.halo_rows != 16)
+        fail(op, "halo_rows", "must be 0 (chosen by the grid), 8 or 16, not " + std::to_string(desc.halo_rows));
     // The implicit GEMM's workgroup computes 64 output channels at once: with fewer than 32 most of
     // its work is padding (Anime4K's 8-channel layers ran 8x slower on it than direct on lavapipe).
     // The same holds for the 1x1 GEMM (Anime4K's 56->4 output heads: 0.19 ms on it at 960x540 on
@@ -156,7 +158,7 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
     // layers ran 1.045 -> 0.873 ms for the network on it, YOLOv8n's 1.47 -> 1.26 ms (an H200; with
     // a 256 minimum, as before, they stayed on the implicit GEMM's element-wise gathers). Where K is
     // split (a few tiles over a long K) the implicit GEMM still runs.
-    static const int64_t halo_min_groups = detail::conv::tuning_knob("VKML_HALO_MIN_GROUPS", 0, 0, INT64_MAX);
+    static const int64_t halo_min_groups = detail::tuning_knob("VKML_HALO_MIN_GROUPS", 0, 0, INT64_MAX);
     auto halo_tiles = [&](const detail::conv::HaloTile& t) {
         return uint64_t(g.n) * ((uint64_t(ax_w.out) + 31) / 32) * ((uint64_t(ax_h.out) + t.tile_rows - 1) / t.tile_rows);
     };
@@ -167,7 +169,8 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
         coop_ok && desc.halo && !gemm1x1_ok
             ? detail::conv::halo_tile(device, detail::conv::conv_spec(g, m, ax_h.out, ax_w.out, ax_h.pad_begin,
                                                                       ax_w.pad_begin, desc.group, false, false,
-                                                                      ActivationKind::None))
+                                                                      ActivationKind::None),
+                                            desc.halo_rows)
             : nullptr;
     if (halo_fit && !desc.halo_small_grids &&
         halo_tiles(*halo_fit) * halo_blocks(*halo_fit) < uint64_t(halo_min_groups))
@@ -175,7 +178,7 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
     const bool halo_shape = halo_fit && g.c >= 32;
     // Few output channels (conv/few.comp): every output channel of a tile per workgroup, fp32
     // multiply-adds on staged windows; VKML_FEW_MAX_M (8) caps the M Auto gives it, 0 turns it off.
-    static const int64_t few_max_m = detail::conv::tuning_knob("VKML_FEW_MAX_M", 8, 0, 8);
+    static const int64_t few_max_m = detail::tuning_knob("VKML_FEW_MAX_M", 8, 0, 8);
     const bool few_ok = desc.group == 1 && m <= 8 && g.kh == g.kw && (g.kh == 1 || g.kh == 3 || g.kh == 5) &&
                         g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 && ax_w.pad_begin <= 8;
     // Auto takes only the form checked on real hardware (an H200: esrgan's 64->4 and 12->3 3x3 layers
@@ -190,7 +193,7 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
     // cost does not grow with M). On an H200 esrgan's 64->4 layers ran 130 -> 123 and 123 -> 114 us
     // on it, but its 12->3 layer at 1080p 94 -> 201 us: its staging gathers 8 channels of a pixel
     // element by element, which only pays where many channels share each window.
-    static const int64_t few_mma_knob = detail::conv::tuning_knob("VKML_FEW_MMA", 1, 0, 1);
+    static const int64_t few_mma_knob = detail::tuning_knob("VKML_FEW_MMA", 1, 0, 1);
     const bool few_mma = few_ok && few_mma_knob && coop_ok && g.kh == 3 && g.c >= 32 && m <= 8;
     const bool few_auto = few_ok && (few_checked || few_mma) && m <= few_max_m;
     if (kernel == ConvKernel::Auto)
@@ -285,8 +288,8 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
     // The direct kernel computes up to 8 output channels per invocation at group 1 (each input
     // element loaded once for all of them).
     // ... and up to 4 pixels of a row (each weight loaded once for all of them); 1 turns either off.
-    static const int64_t max_ob = detail::conv::tuning_knob("VKML_DIRECT_OB", 8, 1, 16);
-    static const int64_t max_px = detail::conv::tuning_knob("VKML_DIRECT_PX", 4, 1, 8);
+    static const int64_t max_ob = detail::tuning_knob("VKML_DIRECT_OB", 8, 1, 16);
+    static const int64_t max_px = detail::tuning_knob("VKML_DIRECT_PX", 4, 1, 8);
     if (!tiled && desc.group == 1) spec.direct_ob = uint32_t(std::min<int64_t>(m, max_ob));
     if (!tiled) spec.direct_px = uint32_t(std::min<int64_t>(ow, max_px));
     conv->direct_invocations_ = uint64_t(g.n) * ((uint64_t(m) + spec.direct_ob - 1) / spec.direct_ob) * oh *
@@ -329,6 +332,7 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
                  .specialization = spec.values()});
         }
     }
+    if (coop) conv->groups_ = detail::conv::coop_persistent(device, conv->groups_);
     const detail::conv::HaloTile* halo = coop && spec.split == 1 ? halo_fit : nullptr;
     if (halo) {
         // 3x3, 5x5 and 9x9 stride 1 (3x3 and 5x5 stride 2): the staged-window kernel, 16/32/64
@@ -341,7 +345,7 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
         else if (!spec.packed_w)
             pack_taps(); // it reads the weights tap-major whatever the geometry
         const uint64_t tiles = halo_tiles(*halo), blocks = halo_blocks(*halo);
-        static const int64_t cap = detail::conv::tuning_knob("VKML_HALO_GROUPS", 0, 0, INT64_MAX);
+        static const int64_t cap = detail::tuning_knob("VKML_HALO_GROUPS", 0, 0, INT64_MAX);
         const auto& limits = device.caps().max_workgroup_count;
         uint64_t gx = std::min<uint64_t>(tiles, limits[0]);
         if (cap > 0) gx = std::min<uint64_t>(gx, uint64_t(cap));

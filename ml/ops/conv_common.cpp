@@ -197,7 +197,7 @@ bool coop_tap_major(const ConvSpec& s) {
     return s.ow % 8 == 0 && s.sw == 1 && s.dw == 1 && s.w % 8 == 0 && s.c % 32 == 0;
 }
 
-const HaloTile* halo_tile(const gpu::Device& device, const ConvSpec& s) {
+const HaloTile* halo_tile(const gpu::Device& device, const ConvSpec& s, uint32_t rows) {
     static const bool disabled = [] {
         const char* v = std::getenv("VKML_DISABLE_CONV_HALO");
         return v && *v && std::string(v) != "0";
@@ -219,7 +219,13 @@ const HaloTile* halo_tile(const gpu::Device& device, const ConvSpec& s) {
         {"conv_halo_s2_h16", 16, 128, 4, 3, false, false, 2}, {"conv_halo_s2_h32", 32, 256, 4, 3, false, false, 2},
         {"conv_halo_s2_h64", 64, 256, 4, 3, false, false, 2, 1}, {"conv_halo_s2_h32s", 32, 128, 4, 3, false, false, 2},
         {"conv_halo_s2_h64s", 64, 128, 4, 3, false, false, 2, 1},
-        {"conv_halo5_s2_h32", 32, 256, 4, 5, false, false, 2, 1}};
+        {"conv_halo5_s2_h32", 32, 256, 4, 5, false, false, 2, 1},
+        // 16-row tiles (two 8-row tiles' work a workgroup: each window row and weight staged once for
+        // twice the pixels; 64x64 subgroup tiles at 64 rows, unpadded pixels where the window would
+        // not fit 48 KiB padded): Auto's choice on large maps (below), after the defaults.
+        {"conv_halo_h16w", 16, 256, 16, 3}, {"conv_halo_h32t", 32, 256, 16, 3, false, false, 1, 0, true},
+        {"conv_halo_h64t", 64, 256, 16, 3, false, false, 1, 0, true},
+        {"conv_halo5_h64t", 64, 256, 16, 5, false, false, 1, 0, true}};
     if (disabled || s.kh != s.kw || (s.kh != 3 && s.kh != 5 && s.kh != 9)) return nullptr;
     if (s.sh != s.sw || (s.sh != 1 && s.sh != 2) || s.dh != 1 || s.dw != 1 || s.group != 1) return nullptr;
     const uint32_t stride = s.sh;
@@ -248,22 +254,34 @@ const HaloTile* halo_tile(const gpu::Device& device, const ConvSpec& s) {
     // 9x9 (and 5x5 stride 2) comes with at most 32 rows (a style network's first and last layers,
     // 3 -> 32 and 32 -> 3): more take the largest tile in several row blocks.
     if (!pick && forced.empty() && (s.kh == 9 || stride == 2)) pick = largest;
-    if (!pick) return nullptr;
     // The window: (tile rows - 1) x stride + KS rows by 48 columns (32 folded; at stride 2 72, or
-    // 80 at 5x5) of 16 channels (3 units of 16 bytes a pixel); the weights: rows x (taps of KG
-    // kernel rows x 16 channels + 1 unit of padding).
-    const bool folded = pick->fold || pick->mfold;
-    const uint32_t kg = pick->kg ? pick->kg : (folded || pick->ks == 3 ? pick->ks : 1);
-    const uint32_t kwv = folded ? 1 : pick->ks;
-    const uint32_t window_rows = (pick->tile_rows - 1) * pick->stride + pick->ks;
-    const uint32_t window_cols = pick->fold ? 32 : pick->stride == 2 ? 64 + (pick->ks <= 3 ? 8 : 16) : 48;
-    const uint32_t bytes = (window_rows * window_cols * 3 + pick->rows * (kg * kwv * 2 + 1)) * 16;
-    return device.caps().max_shared_memory >= bytes ? pick : nullptr;
-}
-
-int64_t tuning_knob(const char* name, int64_t fallback, int64_t lo, int64_t hi) {
-    const char* v = std::getenv(name);
-    return v ? std::clamp<int64_t>(std::strtoll(v, nullptr, 10), lo, hi) : fallback;
+    // 80 at 5x5) of 16 channels (3 units of 16 bytes a pixel, 2 unpadded); the weights: rows x
+    // (taps of KG kernel rows x 16 channels + 1 unit of padding).
+    auto fits = [&](const HaloTile& t) {
+        const bool folded = t.fold || t.mfold;
+        const uint32_t kg = t.kg ? t.kg : (folded || t.ks == 3 ? t.ks : 1);
+        const uint32_t kwv = folded ? 1 : t.ks;
+        const uint32_t window_rows = (t.tile_rows - 1) * t.stride + t.ks;
+        const uint32_t window_cols = t.fold ? 32 : t.stride == 2 ? 64 + (t.ks <= 3 ? 8 : 16) : 48;
+        const uint32_t bytes = (window_rows * window_cols * (t.unpadded ? 2 : 3) + t.rows * (kg * kwv * 2 + 1)) * 16;
+        return device.caps().max_shared_memory >= bytes;
+    };
+    // Large maps take the 16-row tiles: at 960x540 on an H200 esrgan-slim's 3x3 64->64 layers ran
+    // 254 -> 200 and 274 -> 229 us, its 5x5 64->64 one 564 -> 406, 64->32 214 -> 158 and 32->12
+    // 103 -> 66 us (VKML_HALO_TALL_MIN: the fewest 16-row tiles, times row blocks, that take them;
+    // small maps keep the 8-row tiles' finer grid).
+    static const auto tall_min = uint64_t(tuning_knob("VKML_HALO_TALL_MIN", 512, 0, INT64_MAX));
+    if (pick && forced.empty() && stride == 1 && !fold && !mfold && rows != 8 && (tall_min > 0 || rows == 16)) {
+        for (const HaloTile& t : tiles) {
+            if (t.tile_rows != 16 || t.ks != s.kh || t.stride != 1 || t.fold || t.mfold ||
+                t.rows < std::min<uint32_t>(s.m, 64) || (s.m <= 64 && t.rows >= 2 * s.m) || !fits(t))
+                continue;
+            const uint64_t count = uint64_t(s.n) * ((s.ow + 31) / 32) * ((s.oh + 15) / 16) * ((s.m + t.rows - 1) / t.rows);
+            if (count >= tall_min || rows == 16) pick = &t;
+            break;
+        }
+    }
+    return pick && fits(*pick) ? pick : nullptr;
 }
 
 uint64_t coop_min_rows() {
@@ -316,8 +334,19 @@ std::array<uint32_t, 3> gemm_groups(gpu::Device& device, const char* op, const G
                                     const CoopTile* coop) {
     uint64_t batches = 1;
     for (uint32_t b : spec.batch) batches *= b;
-    return coop ? tile_groups(device, op, spec.m, spec.n, batches, coop->rows, coop->cols)
+    return coop ? coop_persistent(device, tile_groups(device, op, spec.m, spec.n, batches, coop->rows, coop->cols))
                 : tile_groups(device, op, spec.m, spec.n, batches);
+}
+
+std::array<uint32_t, 3> coop_persistent(const gpu::Device& device, std::array<uint32_t, 3> groups) {
+    // Two workgroups a multiprocessor where the device reports them: on an H200 (132) esrgan-slim's
+    // 1x1 layers and its implicit-GEMM first layer ran 2-8 us faster each (VKML_COOP_GROUPS=264;
+    // 132: 1-7 us, 396: as 264).
+    static const int64_t knob = tuning_knob("VKML_COOP_GROUPS", -1, -1, INT64_MAX);
+    const uint64_t cap = knob >= 0 ? uint64_t(knob) : 2 * uint64_t(device.caps().multiprocessors);
+    if (cap > 0)
+        groups[0] = uint32_t(std::clamp<uint64_t>(cap / (uint64_t(groups[1]) * groups[2]), 1, groups[0]));
+    return groups;
 }
 
 } // namespace vkml::ops::detail::conv

@@ -66,6 +66,7 @@ struct HaloTile {
     bool mfold = false;  // ... into the output rows (few output channels)
     uint32_t stride = 1; // STRIDE: 1, or 2 in both axes
     uint32_t kg = 0;     // KG, kernel rows whose weights are staged at a time (0: the shader's default)
+    bool unpadded = false; // PIX_PAD=0: a staged pixel is 2 units, not 3 (room for 16-row tiles)
 };
 // The variant for this geometry on this device, or nullptr: 3x3, 5x5 or 9x9, stride 1, or 3x3 and
 // 5x5 stride 2 (C a multiple of 8), dilation 1, group 1, pads top/left below the kernel size, C a
@@ -74,7 +75,8 @@ struct HaloTile {
 // VKML_DISABLE_CONV_HALO unset. VKML_HALO_TILE=h64f|h64s|... forces one (the tile of that name
 // among the variants of the layer's kernel size and stride: h32s picks conv_halo_s2_h32s for a
 // stride-2 layer).
-const HaloTile* halo_tile(const gpu::Device& device, const ConvSpec& spec);
+// `rows` (ConvDesc::halo_rows): 0 lets the grid choose the tile height, 8 or 16 prefer it.
+const HaloTile* halo_tile(const gpu::Device& device, const ConvSpec& spec, uint32_t rows = 0);
 ConvSpec conv_spec(const ConvGeometry& g, int64_t m, int64_t oh, int64_t ow, int64_t pad_top,
                    int64_t pad_left, int64_t group, bool has_bias, bool has_residual, ActivationKind act);
 
@@ -112,9 +114,6 @@ bool coop_available(const gpu::Device& device, DType dtype);
 const CoopTile& coop_tile(uint64_t rows, bool wide = false);
 // The fewest output rows (channels) for which Auto takes the tensor cores (VKML_COOP_MIN_ROWS
 // overrides it, for tuning with vkml bench ops).
-// A numeric tuning environment variable, clamped to [lo, hi]; `fallback` when unset. Read once by
-// each caller (into a static).
-int64_t tuning_knob(const char* name, int64_t fallback, int64_t lo, int64_t hi);
 uint64_t coop_min_rows();
 // Split K until the tensor-core igemm has about this many workgroups (VKML_SPLIT_TARGET; 0: never).
 uint64_t split_target();
@@ -128,6 +127,11 @@ inline const CoopTile* coop_for(const gpu::Device& device, DType dtype, uint64_t
 // with `coop`, that tensor-core tile. 16 bytes of push constants.
 const gpu::Pipeline& gemm_pipeline(gpu::Device& device, const char* op, DType dtype, const GemmSpec& spec,
                                    const CoopTile* coop = nullptr);
+// The tensor-core tiles' grid with its column blocks capped at about two workgroups per
+// multiprocessor (VKML_COOP_GROUPS overrides the total, 0: no cap; no cap where the device does not
+// report its multiprocessors); each then walks several tiles, fetching the next one's first slice
+// during the current one's last (conv/coopmat_tile.glsl).
+std::array<uint32_t, 3> coop_persistent(const gpu::Device& device, std::array<uint32_t, 3> groups);
 // Workgroups for gemm_pipeline's kernel over spec's rows x columns x batches.
 std::array<uint32_t, 3> gemm_groups(gpu::Device& device, const char* op, const GemmSpec& spec,
                                     const CoopTile* coop = nullptr);

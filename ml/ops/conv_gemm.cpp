@@ -21,7 +21,7 @@ struct GemmKernel {
 };
 
 GemmKernel gemm_kernel(gpu::Device& device, const char* op, DType dtype, const detail::conv::GemmSpec& spec) {
-    static const int64_t max_rows = detail::conv::tuning_knob("VKML_GEMV_MAX_ROWS", 4, 0, 4);
+    static const int64_t max_rows = detail::tuning_knob("VKML_GEMV_MAX_ROWS", 4, 0, 4);
     uint64_t batches = 1;
     for (uint32_t b : spec.batch) batches *= b;
     const uint64_t columns = spec.b_sk == 1 ? 8 : 32; // per workgroup (conv/gemv.comp)

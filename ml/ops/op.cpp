@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "util.hpp"
 
@@ -270,6 +271,11 @@ int64_t floor_size(const char* op, const std::string& field, double v) {
     if (!(v > -1.0 && v < 9223372036854775808.0))
         fail(op, field, "gives the size " + std::to_string(v) + ", which is not a 64-bit size");
     return int64_t(std::floor(v));
+}
+
+int64_t tuning_knob(const char* name, int64_t fallback, int64_t lo, int64_t hi) {
+    const char* v = std::getenv(name);
+    return v ? std::clamp<int64_t>(std::strtoll(v, nullptr, 10), lo, hi) : fallback;
 }
 
 } // namespace detail

@@ -44,6 +44,9 @@ std::vector<int64_t> axis_values(const char* op, const char* field, const char* 
                                  const std::vector<int64_t>& v, size_t count, int64_t min, int64_t fallback);
 // Fails unless `value` fits a uint32 (shader indices are 32-bit).
 uint32_t to_u32(const char* op, const std::string& field, int64_t value);
+// A numeric tuning environment variable (VKML_*), clamped to [lo, hi]; `fallback` when unset. Read
+// once by each caller (into a static).
+int64_t tuning_knob(const char* name, int64_t fallback, int64_t lo, int64_t hi);
 
 // Checked shape arithmetic: a sum or product past 64 bits fails naming `op` and `field` (a model's
 // huge pads, scales, repeats or block sizes are an error, not a wrapped size).

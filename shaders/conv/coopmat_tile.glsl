@@ -99,6 +99,13 @@ void cm_stage() {
 // that a second pass adds up).
 uint cm_k_begin = 0, cm_k_end = TILE_K;
 
+// Tiles walked grid-stride: the includer sets cm_next_j0 to the first column of this workgroup's
+// next tile (same rows, same batch) before each tile_compute, or ~0u where none follows. That
+// tile's first K slice is then fetched while this tile's last one multiplies, so its memory
+// latency overlaps this tile's multiply and epilogue instead of following them.
+uint cm_next_j0 = ~0u;
+bool cm_prefetched = false; // the first slice of this tile is already in registers
+
 void tile_compute(uint i0, uint j0) {
     const uint tid = gl_LocalInvocationIndex;
     const uint warp = tid / CM_SUBGROUP, lane = tid % CM_SUBGROUP;
@@ -107,13 +114,21 @@ void tile_compute(uint i0, uint j0) {
     fcoopmatNV<32, gl_ScopeSubgroup, CM_L, CM_L> acc[CM_FM * CM_FN];
     [[unroll]] for (uint f = 0; f < CM_FM * CM_FN; ++f) acc[f] = fcoopmatNV<32, gl_ScopeSubgroup, CM_L, CM_L>(0.0);
 
-    tile_b_column(j0 + (tid % CM_B_GROUPS) * 8);
-    cm_fetch(i0, cm_k_begin);
+    if (!cm_prefetched) {
+        tile_b_column(j0 + (tid % CM_B_GROUPS) * 8);
+        cm_fetch(i0, cm_k_begin);
+    }
     for (uint k0 = cm_k_begin; k0 < cm_k_end; k0 += BK) {
-        barrier(); // every subgroup is done reading the previous slice
+        barrier(); // every subgroup is done reading the previous slice (or the last epilogue)
         cm_stage();
         barrier();
-        if (k0 + BK < cm_k_end) cm_fetch(i0, k0 + BK); // in flight while the slice below multiplies
+        if (k0 + BK < cm_k_end) {
+            cm_fetch(i0, k0 + BK); // in flight while the slice below multiplies
+        } else if (cm_next_j0 != ~0u) {
+            // The next tile's first slice (the epilogue below does not read the column state).
+            tile_b_column(cm_next_j0 + (tid % CM_B_GROUPS) * 8);
+            cm_fetch(i0, cm_k_begin);
+        }
         [[unroll]] for (uint ks = 0; ks < BK / CM_L; ++ks) {
             fcoopmatNV<16, gl_ScopeSubgroup, CM_L, CM_L> fa[CM_FM];
             fcoopmatNV<16, gl_ScopeSubgroup, CM_L, CM_L> fb[CM_FN];
@@ -126,6 +141,8 @@ void tile_compute(uint i0, uint j0) {
                     acc[i * CM_FN + j] = coopMatMulAddNV(fa[i], fb[j], acc[i * CM_FN + j]);
         }
     }
+
+    cm_prefetched = cm_next_j0 != ~0u;
 
     // Epilogue, one fragment at a time through this subgroup's part of the B staging memory:
     // invocation `lane` takes row lane / 2, columns (lane % 2) * 8 ... + 7.

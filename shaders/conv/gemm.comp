@@ -71,7 +71,12 @@ void main() {
     for (uint bt = gl_WorkGroupID.z; bt < batches; bt += gl_NumWorkGroups.z) {
         set_batch(bt);
         const uint col_blocks = (TILE_N + BN - 1) / BN;
-        for (uint jb = gl_WorkGroupID.x; jb < col_blocks; jb += gl_NumWorkGroups.x)
+        for (uint jb = gl_WorkGroupID.x; jb < col_blocks; jb += gl_NumWorkGroups.x) {
+#if VKML_TILE_COOPMAT
+            // (not across batches: the epilogue reads the batch's offsets)
+            cm_next_j0 = jb + gl_NumWorkGroups.x < col_blocks ? (jb + gl_NumWorkGroups.x) * BN : ~0u;
+#endif
             tile_compute(gl_WorkGroupID.y * BM, jb * BN);
+        }
     }
 }

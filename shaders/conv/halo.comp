@@ -130,7 +130,10 @@ const uint MROWS = M;
 #define WIN_L (KS <= 3 && PL == 0 ? 0u : 8u) // window column 0 is input column 2 ow0 - WIN_L
 #define SLOT(col) (((col) & 1) * (HCOLS / 2) + ((col) >> 1)) // even columns, then odd ones
 #endif
-#define PIX_UNITS (CC / 8 + 1) // 16-byte units per staged pixel, padded against bank conflicts
+#ifndef PIX_PAD
+#define PIX_PAD 1 // 0: unpadded pixels (two-way bank conflicts on the B loads; room for taller tiles)
+#endif
+#define PIX_UNITS (CC / 8 + PIX_PAD) // 16-byte units per staged pixel, padded against bank conflicts
 #define W_ROW (TAPS * CC / 8 + 1) // units per staged weight row, padded
 #define HALO_TASKS (HROWS * (HCOLS / 8) * (CC / 8)) // 8 channels x 8 pixels each
 #define HALO_PER ((HALO_TASKS + CM_THREADS - 1) / CM_THREADS)

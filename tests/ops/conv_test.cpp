@@ -33,16 +33,19 @@ struct ConvCase {
     ops::ConvPadMode pad_mode = ops::ConvPadMode::Zero;
     // A staged-window case: the conv_halo variant (shaders/conv.list) TensorCore must run it on,
     // split K off (it would take these small grids from the staged window). Checked where the
-    // device has tensor cores and neither VKML_HALO_TILE nor VKML_DISABLE_CONV_HALO is set.
+    // device has tensor cores and none of VKML_HALO_TILE, VKML_HALO_TALL_MIN and
+    // VKML_DISABLE_CONV_HALO is set.
     const char* halo = nullptr;
+    uint32_t halo_rows = 0; // ConvDesc::halo_rows
 };
 
 // Whether the staged-window variant Auto picks is the one the table in conv_common.cpp gives
 // (not overridden for tuning).
 bool halo_tiles_as_built() {
     const char* forced = std::getenv("VKML_HALO_TILE");
+    const char* tall = std::getenv("VKML_HALO_TALL_MIN"); // moves the 8-/16-row boundary
     const char* off = std::getenv("VKML_DISABLE_CONV_HALO");
-    return !forced && !(off && *off && std::string(off) != "0");
+    return !forced && !tall && !(off && *off && std::string(off) != "0");
 }
 
 // x padded by `pads` ([begin..., end...] of the spatial axes) in a reflect or edge mode, so that
@@ -121,7 +124,8 @@ protected:
                                 .residual = c.residual,
                                 .kernel = k,
                                 .split_k = c.halo ? 1u : 0u,
-                                .halo_small_grids = true};
+                                .halo_small_grids = true,
+                                .halo_rows = c.halo_rows};
                 std::unique_ptr<ops::Conv> op;
                 try {
                     op = ops::Conv::create(dev(), d);
@@ -363,6 +367,27 @@ TEST_F(ConvTest, StagedWindowTiles) {
            "conv_halo_h64");
     window({"window valid", {1, 8, 12, 40}, {16, 8, 3, 3}, {}, {}, {}, "NOTSET", 1, false},
            "conv_halo_h16");
+    // 16-row tiles (Auto's choice on large maps; asked for here): partial row blocks and tiles,
+    // odd widths, two row blocks, batches, residual and activation, both pads.
+    const auto tall = [&](ConvCase c, const char* variant) {
+        c.halo_rows = 16;
+        window(c, variant);
+    };
+    tall({"tall C40 M64 W37", {1, 40, 21, 37}, {64, 40, 3, 3}, {}, {1, 1, 1, 1}, {}}, "conv_halo_h64t");
+    tall({"tall C16 M70 batch 2 residual relu", {2, 16, 18, 40}, {70, 16, 3, 3}, {}, {1, 1, 1, 1}, {}, "NOTSET", 1,
+          true, relu, true},
+         "conv_halo_h64t");
+    tall({"tall C32 M24 pads 2/0", {1, 32, 19, 33}, {24, 32, 3, 3}, {}, {2, 0, 0, 2}, {}}, "conv_halo_h32t");
+    tall({"tall C24 M12 W36 residual", {1, 24, 17, 36}, {12, 24, 3, 3}, {}, {1, 1, 1, 1}, {}, "NOTSET", 1, true, {},
+          true},
+         "conv_halo_h16w");
+    tall({"tall 5x5 C16 M40 W41 relu", {1, 16, 20, 41}, {40, 16, 5, 5}, {}, {2, 2, 2, 2}, {}, "NOTSET", 1, true, relu},
+         "conv_halo5_h64t");
+    // ... and 8-row tiles asked for, and 16 where no 16-row variant runs the layer (9x9: 8 rows).
+    window({"short C16 M64", {1, 16, 20, 33}, {64, 16, 3, 3}, {}, {1, 1, 1, 1}, {}, "NOTSET", 1, true, {}, false,
+            ops::ConvPadMode::Zero, nullptr, 8},
+           "conv_halo_h64");
+    tall({"tall 9x9 C8 M20", {1, 8, 12, 33}, {20, 8, 9, 9}, {}, {4, 4, 4, 4}, {}}, "conv_halo9_h32");
     // 5x5: the weights come a kernel row at a time (five steps per channel chunk).
     window({"window 5x5 C24 M40 W41", {1, 24, 10, 41}, {40, 24, 5, 5}, {}, {2, 2, 2, 2}, {}, "NOTSET", 1, true,
             relu},
@@ -673,6 +698,7 @@ TEST_F(ConvTest, DescriptorErrors) {
                  }),
                  {"Conv", "group", "4 output channels"});
     expect_error(with([](auto& d) { d.auto_pad = "SAME"; }), {"Conv", "auto_pad", "unknown value 'SAME'"});
+    expect_error(with([](auto& d) { d.halo_rows = 4; }), {"Conv", "halo_rows", "must be 0 (chosen by the grid), 8 or 16, not 4"});
     expect_error(with([](auto& d) {
                      d.auto_pad = "SAME_UPPER";
                      d.pads = {1, 1, 1, 1};

@@ -107,6 +107,7 @@ void print_text(const std::vector<gpu::Capabilities>& devices) {
             "  workgroups     %u invocations, size %ux%ux%u, %u KiB shared memory, %u B push constants\n",
             c.max_workgroup_invocations, c.max_workgroup_size[0], c.max_workgroup_size[1],
             c.max_workgroup_size[2], c.max_shared_memory / 1024, c.max_push_constants);
+        if (c.multiprocessors) std::printf("  multiprocessors %u\n", c.multiprocessors);
         std::printf("  queue families\n");
         for (size_t q = 0; q < c.queue_families.size(); ++q) {
             const auto& f = c.queue_families[q];

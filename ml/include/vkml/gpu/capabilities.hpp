@@ -69,6 +69,9 @@ struct Capabilities {
     std::array<uint32_t, 3> max_workgroup_count{};
     std::array<uint32_t, 3> max_workgroup_size{};
     uint32_t max_shared_memory = 0;
+    // Streaming multiprocessors (VK_NV_shader_sm_builtins' shaderSMCount; 0 where not reported):
+    // sizes the persistent grids of the tensor-core tiles.
+    uint32_t multiprocessors = 0;
     uint32_t max_push_constants = 0;
     uint64_t max_storage_buffer_range = 0;
     uint64_t min_storage_buffer_offset_alignment = 0;

@@ -81,6 +81,10 @@ struct ConvDesc {
     // The staged-window kernel also on grids of fewer than VKML_HALO_MIN_GROUPS workgroups (0 by
     // default: none), which Auto leaves to the implicit GEMM when that is set: for tests.
     bool halo_small_grids = false;
+    // Output rows of the staged-window kernel's tiles (of 32 columns): 0 chosen by the grid (16 on
+    // large maps, VKML_HALO_TALL_MIN, else 8); 8 or 16 ask for that height where a variant of it
+    // runs the layer (16: 3x3 up to 64 rows a block, 5x5 64), for tests and tuning.
+    uint32_t halo_rows = 0;
 };
 
 // Inputs: X, W, then B when desc.bias is set, then R when desc.residual. Output: Y.
