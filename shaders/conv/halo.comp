@@ -237,8 +237,6 @@ void fetch(uint t, uint q, uint rg, uint m0) {
     }
 }
 
-uint half_of(uvec4 v, uint p) { return (v[p / 2] >> (16 * (p % 2))) & 0xffffu; }
-
 // Registers -> shared memory; the window's units are transposed to 8 channels of one pixel.
 void stage(uint rg) {
     const uint tid = gl_LocalInvocationIndex;
@@ -246,12 +244,9 @@ void stage(uint rg) {
         const uint task = tid + s * CM_THREADS;
         if (task < HALO_TASKS) {
             const uint cg = task % (CC / 8), g = (task / (CC / 8)) % (HCOLS / 8), r = task / (CC / 8 * (HCOLS / 8));
-            [[unroll]] for (uint p = 0; p < 8; ++p) {
-                uvec4 v;
-                [[unroll]] for (uint word = 0; word < 4; ++word)
-                    v[word] = half_of(rx[s * 8 + 2 * word], p) | (half_of(rx[s * 8 + 2 * word + 1], p) << 16);
-                sh_x[(r * HCOLS + SLOT(g * 8 + p)) * PIX_UNITS + cg] = v;
-            }
+            uvec4 block[8];
+            [[unroll]] for (uint j = 0; j < 8; ++j) block[j] = rx[s * 8 + j];
+            [[unroll]] for (uint p = 0; p < 8; ++p) sh_x[(r * HCOLS + SLOT(g * 8 + p)) * PIX_UNITS + cg] = column8(block, p);
         }
     }
     [[unroll]] for (uint s = 0; s < W_PER; ++s) {

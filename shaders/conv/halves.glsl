@@ -14,6 +14,18 @@ float unpack_half(uvec4 u, uint e) {
     return float(uint16BitsToFloat16(uint16_t((u[e / 2] >> (16 * (e % 2))) & 0xffffu)));
 }
 
+// Half e of a unit.
+uint half_of(uvec4 v, uint e) { return (v[e / 2] >> (16 * (e % 2))) & 0xffffu; }
+
+// Column q of an 8 x 8 block of halves whose row j is unit j: half q of every unit, in order (the
+// staged-window kernels read 8 channels x 8 pixels of a row and store 8 pixels x 8 channels).
+uvec4 column8(uvec4 block[8], uint q) {
+    uvec4 v;
+    [[unroll]] for (uint word = 0; word < 4; ++word)
+        v[word] = half_of(block[2 * word], q) | (half_of(block[2 * word + 1], q) << 16);
+    return v;
+}
+
 // Halves s .. s + 7 of the 16 in lo, hi. s is the same for a whole slice of an invocation.
 uvec4 shift_halves(uvec4 lo, uvec4 hi, uint s) {
     switch (s) {
