@@ -240,6 +240,20 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
         spec.act = act;
         spec.batch = {1, 1, 1, uint32_t(g.n)};
         spec.b_batch = {0, 0, 0, uint32_t(g.c) * oh * ow};
+        if (coop && g.c % 8 != 0) {
+            // Weight rows padded with zeros to whole 16-byte units (conv/pack_taps.comp with one
+            // folded column), so the tensor-core tile loads them as units: RDN's local and global
+            // fusion layers read 64 + 4 and 2 x 64 + 4 channels (esrgan-slim's LFF and GFF_1).
+            const uint32_t cp = (uint32_t(g.c) + 7) / 8 * 8;
+            spec.a_si = cp;
+            spec.a_padded = true;
+            conv->pack_pipeline_ =
+                &device.pipeline({.shader = detail::shader_for(device, op, "conv_pack_taps", desc.input.dtype),
+                                  .bindings = 2,
+                                  .specialization = {uint32_t(m), uint32_t(g.c), 1, 1, cp, 0}});
+            conv->packed_bytes_ = uint64_t(m) * cp * gpu::dtype_size(desc.weight.dtype);
+            conv->scratch_bytes_ = conv->packed_bytes_;
+        }
         conv->pipeline_ = &detail::conv::gemm_pipeline(device, op, desc.input.dtype, spec, coop);
         conv->groups_ = detail::conv::gemm_groups(device, op, spec, coop);
         conv->push_ = {1.f, 1.f, desc.activation.alpha, desc.activation.beta};
@@ -398,11 +412,6 @@ void Conv::record_with(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, 
     const gpu::BufferRange b = has_bias_ ? inputs[2].range() : w;
     const gpu::BufferRange r = has_residual_ ? inputs[has_bias_ ? 3 : 2].range() : x;
     const gpu::BufferRange y = outputs[0].range();
-    if (gemm_form_) {
-        const gpu::BufferRange bufs[] = {w, x, b, r, y};
-        cmd.dispatch(*pipeline_, bufs, push_, groups_);
-        return;
-    }
     gpu::BufferRange wk = w;
     if (prepacked) {
         wk = {prepacked->buffer, prepacked->offset, packed_bytes_};
@@ -410,6 +419,11 @@ void Conv::record_with(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, 
         wk = {scratch.buffer, scratch.offset, packed_bytes_};
         record_prepack_impl(cmd, inputs[1], wk);
         gpu::barrier::compute_to_compute(cmd);
+    }
+    if (gemm_form_) {
+        const gpu::BufferRange bufs[] = {wk, x, b, r, y};
+        cmd.dispatch(*pipeline_, bufs, push_, groups_);
+        return;
     }
     const std::array<float, 2> push{push_[0], push_[1]};
     if (reduce_pipeline_) {

@@ -163,6 +163,7 @@ std::vector<uint32_t> GemmSpec::values() const {
     v.insert(v.end(), batch.begin(), batch.end());
     v.insert(v.end(), a_batch.begin(), a_batch.end());
     v.insert(v.end(), b_batch.begin(), b_batch.end());
+    v.push_back(a_padded ? 1u : 0u);
     return v;
 }
 

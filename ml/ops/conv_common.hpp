@@ -88,6 +88,9 @@ struct GemmSpec {
     ActivationKind act = ActivationKind::None;
     std::array<uint32_t, 4> batch{1, 1, 1, 1}; // outermost first
     std::array<uint32_t, 4> a_batch{}, b_batch{};
+    // A's rows are zero from column k up to a_si (a multiple of 8 at least k rounded up to 8): the
+    // tensor-core tile then loads them as 16-byte units although k is not a multiple of 8.
+    bool a_padded = false;
     std::vector<uint32_t> values() const;
 };
 

@@ -30,9 +30,11 @@ layout(std430, set = 0, binding = 4) writeonly buffer Y8 { uvec4 data[]; } y8;
 #include "conv/halves.glsl"
 
 // Rows of A (and of B) are 16-byte aligned when they are contiguous and every stride to a row
-// start is a multiple of 8 elements.
-const bool TILE_A_VEC = A_SK == 1 && A_SI % 8 == 0 && TILE_K % 8 == 0 && AB0 % 8 == 0 && AB1 % 8 == 0 &&
-                        AB2 % 8 == 0 && AB3 % 8 == 0;
+// start is a multiple of 8 elements; with A_PADDED (a 1x1 convolution's weights re-packed with
+// zeros up to A_SI) a row's last unit may reach past K (B's rows there load as zeros).
+layout(constant_id = 24) const uint A_PADDED = 0;
+const bool TILE_A_VEC = A_SK == 1 && A_SI % 8 == 0 && (TILE_K % 8 == 0 || (A_PADDED != 0 && A_SI >= TILE_K)) &&
+                        AB0 % 8 == 0 && AB1 % 8 == 0 && AB2 % 8 == 0 && AB3 % 8 == 0;
 uvec4 tile_load_a8(uint i, uint k) { return a8.data[(a_base + i * A_SI + k) / 8]; }
 
 const bool B_VEC = B_SJ == 1 && B_SK % 8 == 0 && TILE_N % 8 == 0 && BB0 % 8 == 0 && BB1 % 8 == 0 &&

@@ -189,7 +189,8 @@ TEST_F(ConvTest, Pointwise) {
 
 TEST_F(ConvTest, PointwiseWithResidual) {
     // RDN's 1x1 fusion layers (68 -> 64 + residual): channel counts that are and are not whole
-    // 16-deep K slices, bias and residual, two images.
+    // 16-deep K slices (on tensor cores the weights of 37 and 68 channels are padded to whole
+    // 16-byte units), bias and residual, two images.
     check({"1x1 M32 C37 batch 2 residual", {2, 37, 4, 12}, {32, 37, 1, 1}, {}, {}, {}, "NOTSET", 1, true, {}, true});
     check({"1x1 M64 C68 residual", {1, 68, 8, 10}, {64, 68, 1, 1}, {}, {}, {}, "NOTSET", 1, true, {}, true});
     check({"1x1 M16 C64 no bias", {1, 64, 2, 8}, {16, 64, 1, 1}, {}, {}, {}, "NOTSET", 1, false});
