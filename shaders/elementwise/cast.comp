@@ -17,13 +17,18 @@
 //   -> bool (BOOL, u8 destination only): nonzero (and NaN) -> 1.
 VKML_LOCAL_SIZE;
 layout(constant_id = 0) const bool BOOL = false;
+// Float to float (f32 / f16 both ways) with a whole number of 4-vectors: 4 elements an invocation
+// (the host passes n / 4 invocations); 1: one.
+layout(constant_id = 1) const uint VEC = 1;
 
 #if VKML_EW_SRC_F32
 #define EW_SRC_FLOAT 1
 layout(std430, set = 0, binding = 0) readonly buffer Src { float data[]; } src;
+layout(std430, set = 0, binding = 0) readonly buffer Src4 { vec4 data[]; } src4;
 #elif VKML_EW_SRC_F16
 #define EW_SRC_FLOAT 1
 layout(std430, set = 0, binding = 0) readonly buffer Src { float16_t data[]; } src;
+layout(std430, set = 0, binding = 0) readonly buffer Src4 { f16vec4 data[]; } src4;
 #elif VKML_EW_SRC_I32
 layout(std430, set = 0, binding = 0) readonly buffer Src { int data[]; } src;
 #elif VKML_EW_SRC_I64
@@ -36,6 +41,10 @@ layout(std430, set = 0, binding = 0) readonly buffer Src { uint8_t data[]; } src
 layout(std430, set = 0, binding = 1) writeonly buffer Dst { uint data[]; } dst;
 #else
 layout(std430, set = 0, binding = 1) writeonly buffer Dst { stype data[]; } dst;
+#endif
+#if EW_SRC_FLOAT && !VKML_EW_DST_I64 && !VKML_I32 && !VKML_U8
+#define EW_FLOAT_TO_FLOAT 1
+layout(std430, set = 0, binding = 1) writeonly buffer Dst4 { stype4 data[]; } dst4;
 #endif
 layout(push_constant) uniform Params { uint n; } p;
 
@@ -65,6 +74,13 @@ float i64_to_float(uvec2 w) {
 
 void main() {
     uint i = vkml_linear_id();
+#if EW_FLOAT_TO_FLOAT
+    if (VEC == 4) {
+        if (i * 4 >= p.n) return;
+        dst4.data[i] = stype4(vec4(src4.data[i]));
+        return;
+    }
+#endif
     if (i >= p.n) return;
 #if EW_SRC_FLOAT
     float v = float(src.data[i]);

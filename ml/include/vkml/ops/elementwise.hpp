@@ -179,6 +179,7 @@ private:
     std::vector<uint32_t> push_; // the shader's push constants, as words
     uint32_t rank_ = 0;
     uint32_t n_ = 0;
+    uint32_t vec_ = 1; // elements per invocation (4: float to float, whole 4-vectors)
     bool f16_math_ = false;
 };
 
@@ -230,6 +231,7 @@ private:
     VariadicKind kind_ = VariadicKind::Max;
     std::vector<Step> steps_;
     uint32_t n_ = 0;
+    uint32_t vec_ = 1; // elements per invocation (4: float to float, whole 4-vectors)
     bool f16_math_ = false;
 };
 
@@ -352,6 +354,7 @@ private:
     std::vector<uint32_t> push_;
     uint32_t rank_ = 0;
     uint32_t n_ = 0;
+    uint32_t vec_ = 1; // elements per invocation (4: float to float, whole 4-vectors)
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -384,6 +387,7 @@ private:
 
     const gpu::Pipeline* pipeline_ = nullptr;
     uint32_t n_ = 0;
+    uint32_t vec_ = 1; // elements per invocation (4: float to float, whole 4-vectors)
 };
 
 } // namespace vkml::ops
