@@ -179,7 +179,7 @@ private:
     std::vector<uint32_t> push_; // the shader's push constants, as words
     uint32_t rank_ = 0;
     uint32_t n_ = 0;
-    uint32_t vec_ = 1; // elements per invocation (4: float to float, whole 4-vectors)
+    const gpu::Pipeline* vec_pipeline_ = nullptr; // 4 elements an invocation (float to float)
     bool f16_math_ = false;
 };
 
@@ -231,7 +231,7 @@ private:
     VariadicKind kind_ = VariadicKind::Max;
     std::vector<Step> steps_;
     uint32_t n_ = 0;
-    uint32_t vec_ = 1; // elements per invocation (4: float to float, whole 4-vectors)
+    const gpu::Pipeline* vec_pipeline_ = nullptr; // 4 elements an invocation (float to float)
     bool f16_math_ = false;
 };
 
@@ -354,7 +354,7 @@ private:
     std::vector<uint32_t> push_;
     uint32_t rank_ = 0;
     uint32_t n_ = 0;
-    uint32_t vec_ = 1; // elements per invocation (4: float to float, whole 4-vectors)
+    const gpu::Pipeline* vec_pipeline_ = nullptr; // 4 elements an invocation (float to float)
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -387,7 +387,7 @@ private:
 
     const gpu::Pipeline* pipeline_ = nullptr;
     uint32_t n_ = 0;
-    uint32_t vec_ = 1; // elements per invocation (4: float to float, whole 4-vectors)
+    const gpu::Pipeline* vec_pipeline_ = nullptr; // 4 elements an invocation (float to float)
 };
 
 } // namespace vkml::ops
