@@ -98,6 +98,34 @@ TEST_F(PipelineCacheTest, InMemoryLookupReusesPipelines) {
     EXPECT_EQ(d->pipelines().stats().pipelines, 3u);
 }
 
+TEST_F(PipelineCacheTest, BatchCompilesOnWorkersAndPipelinesWaitForThem) {
+    auto d = make();
+    gpu::PipelineCache& cache = d->pipelines();
+    std::vector<const gpu::Pipeline*> made;
+    {
+        gpu::PipelineBatch batch(cache);
+        // Eight distinct pipelines (specialization constants) and a repeat of the first, then one
+        // used before finish(): recording it waits for its worker.
+        for (uint32_t i = 0; i < 8; ++i)
+            made.push_back(&d->pipeline(
+                {.shader = ShaderId::axpy_f32, .bindings = 2, .push_constant_bytes = 8, .specialization = {64 + i}}));
+        EXPECT_EQ(&d->pipeline({.shader = ShaderId::axpy_f32,
+                                .bindings = 2,
+                                .push_constant_bytes = 8,
+                                .specialization = {64}}),
+                  made[0]);
+        use_pipelines(*d);
+        batch.finish();
+        EXPECT_EQ(cache.stats().pipelines, 9u) << "8 axpy variants and fill (use_pipelines' axpy is the first)";
+    }
+    for (const gpu::Pipeline* p : made) EXPECT_NE(p->vk(), VkPipeline(VK_NULL_HANDLE));
+    // Outside a batch pipelines compile in get() as before.
+    const gpu::Pipeline& later =
+        d->pipeline({.shader = ShaderId::axpy_f32, .bindings = 2, .push_constant_bytes = 8, .specialization = {7}});
+    EXPECT_NE(later.vk(), VkPipeline(VK_NULL_HANDLE));
+    EXPECT_EQ(cache.stats().pipelines, 10u);
+}
+
 // Damages the saved file in one way, then checks the next device ignores it with a warning
 // naming the reason and the file, still works, and writes a good file again.
 class DamagedCache : public PipelineCacheTest,

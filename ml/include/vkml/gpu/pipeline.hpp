@@ -4,11 +4,16 @@
 // values when known at creation (0 tells the shader to read the push constant instead); 100..102
 // carry the workgroup size. The persistent VkPipelineCache lives in PipelineCache.
 #include <array>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
+#include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -85,7 +90,12 @@ struct PipelineStatistic {
 
 class Pipeline {
 public:
-    VkPipeline vk() const { return pipeline_; }
+    // The VkPipeline; a pipeline still compiling (PipelineBatch) is waited for first, and its
+    // creation error, if any, is thrown here.
+    VkPipeline vk() const {
+        if (ready_.valid()) ready_.get();
+        return pipeline_;
+    }
     VkPipelineLayout layout() const { return layout_; }
     VkDescriptorSetLayout set_layout() const { return set_layout_; }
     uint32_t bindings() const { return uint32_t(binding_types_.size()); }
@@ -100,10 +110,14 @@ public:
     // The driver's compiler statistics, captured when the device has
     // Capabilities::pipeline_statistics (DeviceDesc::pipeline_statistics, VKML_PIPELINE_STATS=1);
     // empty otherwise.
-    const std::vector<PipelineStatistic>& statistics() const { return statistics_; }
+    const std::vector<PipelineStatistic>& statistics() const {
+        if (ready_.valid()) ready_.get();
+        return statistics_;
+    }
 
 private:
     friend class PipelineCache;
+    std::shared_future<void> ready_; // valid while (or since) a worker thread compiled it
     VkPipeline pipeline_ = VK_NULL_HANDLE;
     VkPipelineLayout layout_ = VK_NULL_HANDLE;
     VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
@@ -134,14 +148,24 @@ public:
     PipelineCache& operator=(const PipelineCache&) = delete;
 
     // Thread-safe. Throws vkml::Error(Unsupported) if the shader variant needs a missing feature.
+    // Inside a PipelineBatch a new compute pipeline compiles on a worker thread: get() returns at
+    // once, and Pipeline::vk() waits for it.
     const Pipeline& get(const ComputePipelineDesc& desc);
     const Pipeline& get(const GraphicsPipelineDesc& desc);
     // Writes the VkPipelineCache to disk (atomically: a temporary file renamed into place).
     void save();
     PipelineCacheStats stats() const;
     VkPipelineCache vk() const { return cache_; }
+    // Worker threads that compile the pipelines of a PipelineBatch (VKML_PIPELINE_THREADS, default
+    // the hardware threads up to 16; 0 or 1: none, every pipeline compiles in get()).
+    unsigned worker_threads() const { return threads_; }
 
 private:
+    friend class PipelineBatch;
+    // A batch counts the pipelines it started; end_batch waits for them and throws the first error.
+    void begin_batch();
+    void end_batch(bool rethrow);
+    void worker();
     void load();
     void destroy(Pipeline& p);
     // The set layout and pipeline layout of `types` and push constants for `stages`, into `p`.
@@ -157,6 +181,37 @@ private:
     mutable std::mutex mutex_;
     std::unordered_map<std::string, std::unique_ptr<Pipeline>> pipelines_;
     PipelineCacheStats stats_;
+    // The compile workers: jobs_ under job_mutex_; batch_ (under mutex_) the open batches' depth and
+    // the futures of the pipelines they started.
+    unsigned threads_ = 0;
+    std::vector<std::thread> workers_;
+    std::deque<std::function<void()>> jobs_;
+    std::mutex job_mutex_;
+    std::condition_variable job_cv_;
+    bool stopping_ = false;
+    int batch_depth_ = 0;
+    std::vector<std::shared_future<void>> batch_pending_;
+};
+
+// While one exists (a Session's build), new compute pipelines of `device` compile on the cache's
+// worker threads, overlapping each other and the op planning that requests them. finish() (or the
+// destructor, which does not throw) waits for them; finish() throws the first creation error.
+class PipelineBatch {
+public:
+    explicit PipelineBatch(PipelineCache& cache) : cache_(&cache) { cache_->begin_batch(); }
+    ~PipelineBatch() {
+        if (cache_) cache_->end_batch(false);
+    }
+    PipelineBatch(const PipelineBatch&) = delete;
+    PipelineBatch& operator=(const PipelineBatch&) = delete;
+    void finish() {
+        PipelineCache* c = cache_;
+        cache_ = nullptr;
+        if (c) c->end_batch(true);
+    }
+
+private:
+    PipelineCache* cache_;
 };
 
 // The default persistent-cache directory: $VKML_CACHE_DIR, $XDG_CACHE_HOME/vkml, ~/.cache/vkml.
