@@ -179,7 +179,6 @@ private:
     std::vector<uint32_t> push_; // the shader's push constants, as words
     uint32_t rank_ = 0;
     uint32_t n_ = 0;
-    const gpu::Pipeline* vec_pipeline_ = nullptr; // 4 elements an invocation (float to float)
     bool f16_math_ = false;
 };
 
@@ -231,7 +230,6 @@ private:
     VariadicKind kind_ = VariadicKind::Max;
     std::vector<Step> steps_;
     uint32_t n_ = 0;
-    const gpu::Pipeline* vec_pipeline_ = nullptr; // 4 elements an invocation (float to float)
     bool f16_math_ = false;
 };
 
@@ -354,7 +352,6 @@ private:
     std::vector<uint32_t> push_;
     uint32_t rank_ = 0;
     uint32_t n_ = 0;
-    const gpu::Pipeline* vec_pipeline_ = nullptr; // 4 elements an invocation (float to float)
 };
 
 // ---------------------------------------------------------------------------------------------
