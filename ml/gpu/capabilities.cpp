@@ -195,17 +195,11 @@ Capabilities query_capabilities(VkInstance instance, VkPhysicalDevice phys, bool
     vkGetPhysicalDeviceProperties(phys, &base);
     const bool v13 = base.apiVersion >= VK_API_VERSION_1_3;
     if (!v13) p11.pNext = nullptr; // only 1.1 properties are guaranteed below 1.3
+    const FeatureSupport support = query_feature_support(phys);
     VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sms{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
-    {
-        uint32_t count = 0;
-        vkEnumerateDeviceExtensionProperties(phys, nullptr, &count, nullptr);
-        std::vector<VkExtensionProperties> exts(count);
-        vkEnumerateDeviceExtensionProperties(phys, nullptr, &count, exts.data());
-        for (const auto& e : exts)
-            if (std::string_view(e.extensionName) == VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME) {
-                sms.pNext = p2.pNext;
-                p2.pNext = &sms;
-            }
+    if (support.has_extension(VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME)) {
+        sms.pNext = p2.pNext;
+        p2.pNext = &sms;
     }
     vkGetPhysicalDeviceProperties2(phys, &p2);
     c.multiprocessors = sms.shaderSMCount;
@@ -258,7 +252,6 @@ Capabilities query_capabilities(VkInstance instance, VkPhysicalDevice phys, bool
 
     // Cooperative-matrix shapes are listed whenever the device offers an extension (NV's first),
     // so `vkml info` shows them; the device replaces them with those of the API it enables.
-    const FeatureSupport support = query_feature_support(phys);
     c.coopmat_nv_offered = support.coopmat_nv;
     c.coopmat_khr_offered = support.coopmat_khr;
     c.coopmat_shapes = query_coopmat_shapes(instance, phys,

@@ -10,15 +10,14 @@ uvec4 pack8(uint h[8]) {
     return uvec4(h[0] | (h[1] << 16), h[2] | (h[3] << 16), h[4] | (h[5] << 16), h[6] | (h[7] << 16));
 }
 
-float unpack_half(uvec4 u, uint e) {
-    return float(uint16BitsToFloat16(uint16_t((u[e / 2] >> (16 * (e % 2))) & 0xffffu)));
-}
-
-// Half e of a unit.
+// Half e of a unit, as bits and as a value.
 uint half_of(uvec4 v, uint e) { return (v[e / 2] >> (16 * (e % 2))) & 0xffffu; }
 
+float unpack_half(uvec4 u, uint e) { return float(uint16BitsToFloat16(uint16_t(half_of(u, e)))); }
+
 // Column q of an 8 x 8 block of halves whose row j is unit j: half q of every unit, in order (the
-// staged-window kernels read 8 channels x 8 pixels of a row and store 8 pixels x 8 channels).
+// staged-window kernel, conv/halo.comp, reads 8 channels x 8 pixels of a row and stores 8 pixels
+// x 8 channels).
 uvec4 column8(uvec4 block[8], uint q) {
     uvec4 v;
     [[unroll]] for (uint word = 0; word < 4; ++word)
