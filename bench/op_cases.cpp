@@ -16,8 +16,10 @@ using gpu::Shape;
 using ops::TensorDesc;
 
 // h x w is the input; stride 2 halves the output (pads k / 2).
+// acc: the accumulation asked for (F16: f16 sums on tensor cores where the device has them; the
+// name says " acc16").
 OpBenchCase conv_case(bool large, int64_t c, int64_t m, int64_t k, int64_t h, int64_t w, int64_t group = 1,
-                      int64_t stride = 1) {
+                      int64_t stride = 1, ops::Accumulation acc = ops::Accumulation::F32) {
     const int64_t pad = k / 2;
     const int64_t oh = (h + 2 * pad - k) / stride + 1, ow = (w + 2 * pad - k) / stride + 1;
     OpBenchCase bc;
@@ -25,7 +27,7 @@ OpBenchCase conv_case(bool large, int64_t c, int64_t m, int64_t k, int64_t h, in
     bc.name = "Conv " + std::to_string(k) + "x" + std::to_string(k) +
               (stride > 1 ? " s" + std::to_string(stride) : std::string()) + " " + std::to_string(c) + "->" +
               std::to_string(m) + (group > 1 ? " dw" : "") + " @ " + std::to_string(w) + "x" +
-              std::to_string(h);
+              std::to_string(h) + (acc == ops::Accumulation::F16 ? " acc16" : "");
     bc.flops = 2.0 * double(m) * double(c / group) * double(k * k) * double(oh * ow);
     bc.bytes = 4.0 * double(c * h * w + m * oh * ow + m * (c / group) * k * k);
     bc.make = [=](gpu::Device& d, DType t) -> std::unique_ptr<ops::Op> {
@@ -35,7 +37,8 @@ OpBenchCase conv_case(bool large, int64_t c, int64_t m, int64_t k, int64_t h, in
                                      .strides = {stride, stride},
                                      .pads = {pad, pad, pad, pad},
                                      .group = group,
-                                     .activation = {ops::ActivationKind::Relu}});
+                                     .activation = {ops::ActivationKind::Relu},
+                                     .accumulation = acc});
     };
     return bc;
 }
@@ -116,14 +119,15 @@ OpBenchCase softmax_case(bool large, int64_t rows, int64_t cols) {
     return bc;
 }
 
-OpBenchCase matmul_case(bool large, int64_t m, int64_t k, int64_t n) {
+OpBenchCase matmul_case(bool large, int64_t m, int64_t k, int64_t n, ops::Accumulation acc = ops::Accumulation::F32) {
     OpBenchCase bc;
     bc.large = large;
-    bc.name = "MatMul " + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
+    bc.name = "MatMul " + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n) +
+              (acc == ops::Accumulation::F16 ? " acc16" : "");
     bc.flops = 2.0 * double(m) * double(k) * double(n);
     bc.bytes = 4.0 * double(m * k + k * n + m * n);
     bc.make = [=](gpu::Device& d, DType t) -> std::unique_ptr<ops::Op> {
-        return ops::MatMul::create(d, {.a = {{m, k}, t}, .b = {{k, n}, t}});
+        return ops::MatMul::create(d, {.a = {{m, k}, t}, .b = {{k, n}, t}, .accumulation = acc});
     };
     return bc;
 }
@@ -156,6 +160,10 @@ std::vector<OpBenchCase> op_bench_cases() {
         conv_case(true, 32, 64, 3, 1080, 1920, 1, 2),
         conv_case(true, 64, 128, 3, 540, 960, 1, 2),
         matmul_case(true, 2048, 2048, 2048),
+        // f16 accumulation (ops::Accumulation::F16) on the same shapes
+        conv_case(true, 64, 64, 3, 540, 960, 1, 1, ops::Accumulation::F16),
+        conv_case(true, 64, 64, 1, 540, 960, 1, 1, ops::Accumulation::F16),
+        matmul_case(true, 2048, 2048, 2048, ops::Accumulation::F16),
         matmul_case(true, 64, 64, 518400),
         unary_case(true, {1, 64, 540, 960}),
         add_case(true, {1, 64, 540, 960}),

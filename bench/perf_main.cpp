@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
                      "usage: vkml_perf info [--json]\n"
                      "       vkml_perf bench ops [--large] [--filter TEXT] [--runs N] [--peak-tflops X] [--json FILE]\n"
                      "       vkml_perf bench model MODEL [--size WxH] [--fp32] [--runs N] [--json FILE] [--profile]\n"
-                     "                        [--no-fused-stack]\n");
+                     "                        [--no-fused-stack] [--f16-accumulate]\n");
         return !args.empty() && args[0] == "--help" ? 0 : 2;
     } catch (const vkml::Error& e) {
         std::fprintf(stderr, "vkml_perf: %s\n", e.what());

@@ -143,6 +143,7 @@ Lowered lower_conv(LowerContext& ctx) {
     ops::ConvDesc d;
     d.input = ctx.desc(0);
     d.weight = ctx.desc_as(1, ctx.float_dtype);
+    d.accumulation = ctx.accumulation;
     std::vector<int> ins = {0, 1};
     if (ctx.has(2)) {
         d.bias = ctx.desc_as(2, ctx.float_dtype);
@@ -254,12 +255,13 @@ Lowered lower_gemm(LowerContext& ctx) {
     d.trans_a = n.get_int("transA", 0) != 0;
     d.trans_b = n.get_int("transB", 0) != 0;
     d.activation = fused_activation(n);
+    d.accumulation = ctx.accumulation;
     return single(ops::Gemm::create(ctx.device, d), ins, {0});
 }
 
 Lowered lower_matmul(LowerContext& ctx) {
     arithmetic_dtype(ctx, 0, false);
-    ops::MatMulDesc d{ctx.desc_as(0, ctx.float_dtype), ctx.desc_as(1, ctx.float_dtype)};
+    ops::MatMulDesc d{ctx.desc_as(0, ctx.float_dtype), ctx.desc_as(1, ctx.float_dtype), ctx.accumulation};
     return single(ops::MatMul::create(ctx.device, d), {0, 1}, {0});
 }
 

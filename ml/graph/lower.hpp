@@ -48,6 +48,8 @@ public:
     const Node& node;
     const gpu::DType float_dtype; // the node's float storage dtype (precision policy)
     const int64_t opset;
+    // What Conv, Gemm and MatMul accumulate in (SessionOptions::accumulation).
+    ops::Accumulation accumulation = ops::Accumulation::F32;
 
     size_t count() const { return in_.size(); }
     bool has(size_t i) const { return i < in_.size() && in_[i].present; }

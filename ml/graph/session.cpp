@@ -234,20 +234,24 @@ struct Session::Impl {
     std::vector<gpu::Tensor>& ensure_io(bool inputs_side);
 };
 
+namespace {
+
+// A per-node option keyed by node name (or the name of a node fused into it) or by op type; the
+// name wins. `fallback` where neither is there.
+template <class V>
+V node_option(const std::map<std::string, V, std::less<>>& options, const Node& n, V fallback) {
+    if (auto it = options.find(n.name); it != options.end()) return it->second;
+    for (const std::string& f : n.get_strings("vkml_fused"))
+        if (auto it = options.find(f); it != options.end()) return it->second;
+    if (auto it = options.find(n.op_type); it != options.end()) return it->second;
+    return fallback;
+}
+
+} // namespace
+
 gpu::DType Session::Impl::float_dtype(const Node& n) const {
     if (n.get_int("vkml_fp32", 0)) return gpu::DType::f32; // exact integer arithmetic (composite.cpp)
-    Precision p = Precision::Auto;
-    auto lookup = [&](const std::string& key) {
-        if (auto it = options.precision.find(key); it != options.precision.end()) {
-            p = it->second;
-            return true;
-        }
-        return false;
-    };
-    bool named = lookup(n.name);
-    for (const std::string& f : n.get_strings("vkml_fused"))
-        if (!named) named = lookup(f);
-    if (!named) lookup(n.op_type);
+    const Precision p = node_option(options.precision, n, Precision::Auto);
     const bool f16 = device.caps().storage16;
     switch (p) {
     case Precision::F32:
@@ -265,6 +269,7 @@ graph::detail::Lowered Session::Impl::lower_node(const Node& n, std::vector<grap
     const gpu::DType fd = float_dtype(n);
     auto attempt = [&](gpu::DType d) {
         graph::detail::LowerContext ctx(device, graph, n, in, d);
+        ctx.accumulation = node_option(options.accumulation, n, ops::Accumulation::F32);
         return graph::detail::lower(ctx);
     };
     try {

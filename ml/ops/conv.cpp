@@ -31,6 +31,10 @@ bool tensor_cores_available(const gpu::Device& device, DType dtype) {
     return detail::conv::coop_available(device, dtype);
 }
 
+bool f16_accumulation_available(const gpu::Device& device, DType dtype) {
+    return tensor_cores_available(device, dtype) && detail::conv::coop_f16_accumulators(device);
+}
+
 namespace {
 
 constexpr const char* op_name = "Conv";
@@ -143,6 +147,7 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
     ConvKernel kernel = desc.kernel;
     if (uint32_t(kernel) > uint32_t(ConvKernel::FewOutputs))
         fail(op, "kernel", "unknown kernel " + std::to_string(uint32_t(kernel)));
+    detail::conv::check_accumulation(op, desc.accumulation);
     if (desc.halo_rows != 0 && desc.halo_rows != 8 && desc.halo_rows != 16)
         fail(op, "halo_rows", "must be 0 (chosen by the grid), 8 or 16, not " + std::to_string(desc.halo_rows));
     // The implicit GEMM's workgroup computes 64 output channels at once: with fewer than 32 most of
@@ -222,6 +227,8 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
         kernel == ConvKernel::TensorCore
             ? &detail::conv::coop_tile(uint64_t(m), !gemm1x1_ok || uint64_t(g.n) * oh * ow >= 32768)
             : nullptr;
+    // The tensor-core kernels' variant: f16 accumulators where asked and offered.
+    const char* coop_variant = coop ? detail::conv::coop_variant(device, desc.accumulation, conv->accumulation_) : "f16";
     conv->gemm_form_ = kernel == ConvKernel::Gemm1x1 || (coop && gemm1x1_ok);
     if (conv->gemm_form_) {
         // Y[n] = W[M, C] x X[n][C, H*W] + bias broadcast along the pixels.
@@ -254,7 +261,7 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
             conv->packed_bytes_ = uint64_t(m) * cp * gpu::dtype_size(desc.weight.dtype);
             conv->scratch_bytes_ = conv->packed_bytes_;
         }
-        conv->pipeline_ = &detail::conv::gemm_pipeline(device, op, desc.input.dtype, spec, coop);
+        conv->pipeline_ = &detail::conv::gemm_pipeline(device, op, desc.input.dtype, spec, coop, coop_variant);
         conv->groups_ = detail::conv::gemm_groups(device, op, spec, coop);
         conv->push_ = {1.f, 1.f, desc.activation.alpha, desc.activation.beta};
         return conv;
@@ -367,7 +374,7 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
             fail(op, "weight", std::to_string(m) + " output channels exceed the device's workgroup grid");
         conv->groups_ = {uint32_t(gx), uint32_t(blocks), 1};
         conv->pipeline_ = &device.pipeline(
-            {.shader = detail::shader_for(device, op, halo->shader, desc.input.dtype),
+            {.shader = detail::shader_for(device, op, halo->shader, std::string_view(coop_variant)),
              .bindings = 5,
              .push_constant_bytes = 8,
              .workgroup = {halo->threads, 1, 1},
@@ -377,7 +384,8 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
     }
     const std::string shader = coop ? std::string("conv_igemm") + coop->suffix : tiled ? "conv_igemm" : "conv_direct";
     conv->pipeline_ = &device.pipeline(
-        {.shader = detail::shader_for(device, op, shader, desc.input.dtype),
+        {.shader = coop ? detail::shader_for(device, op, shader, std::string_view(coop_variant))
+                        : detail::shader_for(device, op, shader, desc.input.dtype),
          .bindings = 5,
          .push_constant_bytes = 8,
          .workgroup = coop    ? std::array<uint32_t, 3>{coop->threads, 1, 1}

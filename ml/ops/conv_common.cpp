@@ -194,6 +194,25 @@ bool coop_available(const gpu::Device& device, DType dtype) {
     return false;
 }
 
+void check_accumulation(const char* op, Accumulation accumulation) {
+    if (accumulation != Accumulation::F32 && accumulation != Accumulation::F16)
+        fail(op, "accumulation", "unknown accumulation " + std::to_string(uint32_t(accumulation)));
+}
+
+bool coop_f16_accumulators(const gpu::Device& device) {
+    for (const gpu::CoopMatShape& s : device.caps().coopmat_shapes)
+        if (s.m == 16 && s.n == 16 && s.k == 16 && s.a_type == VK_COMPONENT_TYPE_FLOAT16_NV &&
+            s.b_type == VK_COMPONENT_TYPE_FLOAT16_NV && s.c_type == VK_COMPONENT_TYPE_FLOAT16_NV &&
+            s.d_type == VK_COMPONENT_TYPE_FLOAT16_NV)
+            return true;
+    return false;
+}
+
+const char* coop_variant(const gpu::Device& device, Accumulation want, Accumulation& got) {
+    got = want == Accumulation::F16 && coop_f16_accumulators(device) ? Accumulation::F16 : Accumulation::F32;
+    return got == Accumulation::F16 ? "f16c" : "f16";
+}
+
 bool coop_tap_major(const ConvSpec& s) {
     return s.ow % 8 == 0 && s.sw == 1 && s.dw == 1 && s.w % 8 == 0 && s.c % 32 == 0;
 }
@@ -322,9 +341,10 @@ const CoopTile& coop_tile(uint64_t rows, bool wide) {
 }
 
 const gpu::Pipeline& gemm_pipeline(gpu::Device& device, const char* op, DType dtype, const GemmSpec& spec,
-                                   const CoopTile* coop) {
+                                   const CoopTile* coop, const char* coop_variant) {
     return device.pipeline(
-        {.shader = shader_for(device, op, coop ? std::string("conv_gemm") + coop->suffix : "conv_gemm", dtype),
+        {.shader = coop ? shader_for(device, op, std::string("conv_gemm") + coop->suffix, std::string_view(coop_variant))
+                        : shader_for(device, op, "conv_gemm", dtype),
          .bindings = 5,
          .push_constant_bytes = 16,
          .workgroup = coop ? std::array<uint32_t, 3>{coop->threads, 1, 1} : tile_workgroup,

@@ -112,6 +112,14 @@ struct CoopTile {
 // Whether the device runs the tensor-core tiles on `dtype` tensors: f16 storage, float16 shaders,
 // VK_NV_cooperative_matrix with a 16x16x16 f16 x f16 -> f32 shape, 32-wide subgroups.
 bool coop_available(const gpu::Device& device, DType dtype);
+// ConvDesc / GemmDesc / MatMulDesc::accumulation is one of the enum's values.
+void check_accumulation(const char* op, Accumulation accumulation);
+// Whether the device multiplies 16x16x16 f16 x f16 + f16 cooperative matrices (the f16c variants).
+bool coop_f16_accumulators(const gpu::Device& device);
+// The shader variant of a tensor-core kernel for the accumulation asked for: "f16c" (f16
+// accumulator fragments) where F16 is asked and the device has them, else "f16"; `got` is set to
+// what that variant accumulates in.
+const char* coop_variant(const gpu::Device& device, Accumulation want, Accumulation& got);
 // The tile for an output of `rows` rows (channels): the smallest whose rows cover them, up to 128;
 // `wide` prefers the 256-column tile at 33-64 rows (implicit GEMMs, 1x1 convolutions of many pixels).
 const CoopTile& coop_tile(uint64_t rows, bool wide = false);
@@ -127,9 +135,10 @@ inline const CoopTile* coop_for(const gpu::Device& device, DType dtype, uint64_t
 }
 
 // The conv_gemm pipeline specialized for `spec`: the scalar tile (workgroup tile_workgroup) or,
-// with `coop`, that tensor-core tile. 16 bytes of push constants.
+// with `coop`, that tensor-core tile in the shader variant `coop_variant` names. 16 bytes of push
+// constants.
 const gpu::Pipeline& gemm_pipeline(gpu::Device& device, const char* op, DType dtype, const GemmSpec& spec,
-                                   const CoopTile* coop = nullptr);
+                                   const CoopTile* coop = nullptr, const char* coop_variant = "f16");
 // The tensor-core tiles' grid with its column blocks capped at about two workgroups per
 // multiprocessor (VKML_COOP_GROUPS overrides the total, 0: no cap; no cap where the device does not
 // report its multiprocessors); each then walks several tiles, fetching the next one's first slice

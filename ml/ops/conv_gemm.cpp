@@ -18,9 +18,11 @@ struct GemmKernel {
     const gpu::Pipeline* pipeline = nullptr;
     std::array<uint32_t, 3> groups{};
     bool vector = false;
+    Accumulation accumulation = Accumulation::F32; // what the kernel sums in
 };
 
-GemmKernel gemm_kernel(gpu::Device& device, const char* op, DType dtype, const detail::conv::GemmSpec& spec) {
+GemmKernel gemm_kernel(gpu::Device& device, const char* op, DType dtype, const detail::conv::GemmSpec& spec,
+                       Accumulation want) {
     static const int64_t max_rows = detail::tuning_knob("VKML_GEMV_MAX_ROWS", 4, 0, 4);
     uint64_t batches = 1;
     for (uint32_t b : spec.batch) batches *= b;
@@ -39,8 +41,10 @@ GemmKernel gemm_kernel(gpu::Device& device, const char* op, DType dtype, const d
         return k;
     }
     const detail::conv::CoopTile* coop = detail::conv::coop_for(device, dtype, spec.m);
-    return {&detail::conv::gemm_pipeline(device, op, dtype, spec, coop),
-            detail::conv::gemm_groups(device, op, spec, coop), false};
+    Accumulation got = Accumulation::F32;
+    const char* variant = coop ? detail::conv::coop_variant(device, want, got) : "f16";
+    return {&detail::conv::gemm_pipeline(device, op, dtype, spec, coop, variant),
+            detail::conv::gemm_groups(device, op, spec, coop), false, got};
 }
 
 } // namespace
@@ -63,6 +67,7 @@ std::unique_ptr<Gemm> Gemm::create(gpu::Device& device, const GemmDesc& desc) {
                  " has K = " + std::to_string(k) + ", B" + (desc.trans_b ? "'" : "") + " " +
                  desc.b.shape.str() + " has " + std::to_string(kb));
     detail::conv::check_activation(op, desc.activation);
+    detail::conv::check_accumulation(op, desc.accumulation);
 
     detail::conv::GemmSpec spec;
     spec.m = uint32_t(m);
@@ -96,10 +101,11 @@ std::unique_ptr<Gemm> Gemm::create(gpu::Device& device, const GemmDesc& desc) {
     if (desc.c) gemm->inputs_.push_back(*desc.c);
     gemm->outputs_ = {output};
     gemm->has_c_ = desc.c.has_value();
-    const GemmKernel kernel = gemm_kernel(device, op, desc.a.dtype, spec);
+    const GemmKernel kernel = gemm_kernel(device, op, desc.a.dtype, spec, desc.accumulation);
     gemm->pipeline_ = kernel.pipeline;
     gemm->groups_ = kernel.groups;
     gemm->vector_ = kernel.vector;
+    gemm->accumulation_ = kernel.accumulation;
     gemm->push_ = {desc.alpha, desc.beta, desc.activation.alpha, desc.activation.beta};
     return gemm;
 }
@@ -123,6 +129,7 @@ std::unique_ptr<MatMul> MatMul::create(gpu::Device& device, const MatMulDesc& de
     detail::conv::require_dtype(op, "b", desc.b, desc.a);
     detail::conv::require_dense(op, "a", desc.a);
     detail::conv::require_dense(op, "b", desc.b);
+    detail::conv::check_accumulation(op, desc.accumulation);
     // numpy: a 1-D A is a row [1, K], a 1-D B a column [K, 1]; the promoted 1 leaves the output.
     const bool a_vec = as.rank() == 1, b_vec = bs.rank() == 1;
     const int64_t m = a_vec ? 1 : as[as.rank() - 2];
@@ -166,10 +173,11 @@ std::unique_ptr<MatMul> MatMul::create(gpu::Device& device, const MatMulDesc& de
     mm->inputs_ = {desc.a, desc.b};
     mm->outputs_ = {output};
     detail::conv::require_dense(op, "output", output);
-    const GemmKernel kernel = gemm_kernel(device, op, desc.a.dtype, spec);
+    const GemmKernel kernel = gemm_kernel(device, op, desc.a.dtype, spec, desc.accumulation);
     mm->pipeline_ = kernel.pipeline;
     mm->groups_ = kernel.groups;
     mm->vector_ = kernel.vector;
+    mm->accumulation_ = kernel.accumulation;
     mm->push_ = {1.f, 0.f, 0.f, 0.f};
     return mm;
 }

@@ -15,7 +15,8 @@ void add_conv_ops(std::vector<OpInfo>& out) {
          "(everything else). In f16 storage on a "
          "device with cooperative matrices: the tensor-core implicit GEMM, or the staged-window kernel for "
          "3x3, 5x5 and 9x9 at stride 1 and 3x3 and 5x5 at stride 2 (group 1, dilation 1, C a multiple of 8, "
-         "or few channels folded into the taps; see docs/architecture.md). fp32 accumulation."});
+         "or few channels folded into the taps; see docs/architecture.md). fp32 accumulation (f16 on tensor cores "
+         "when ConvDesc::accumulation asks)."});
     out.push_back(
         {"ConvTranspose", family, "f32, f16",
          "2-D NCHW (1-D as H = 1; 3-D NCDHW through ops::Conv3d). group, strides, dilations, pads, output_padding, output_shape "
@@ -23,10 +24,12 @@ void add_conv_ops(std::vector<OpInfo>& out) {
          "Conv. Direct gather kernel, fp32 accumulation."});
     out.push_back({"Gemm", family, "f32, f16",
                    "transA, transB, alpha, beta, optional C (rank 0-2, unidirectional broadcast to [M, N]); "
-                   "fused activation. Tiled GEMM (64x64 tiles through shared memory), fp32 accumulation."});
+                   "fused activation. Tiled GEMM (64x64 tiles through shared memory), fp32 accumulation (f16 on "
+                   "tensor cores when GemmDesc::accumulation asks)."});
     out.push_back({"MatMul", family, "f32, f16",
                    "numpy semantics: 1-D operands promoted and the promoted dimension dropped, batch "
-                   "dimensions broadcast (output rank up to 6). Tiled GEMM, fp32 accumulation."});
+                   "dimensions broadcast (output rank up to 6). Tiled GEMM, fp32 accumulation (f16 on tensor cores "
+                   "when MatMulDesc::accumulation asks)."});
     const std::string exact =
         "expanded when the session is built (ml/graph/composite.cpp): the zero points subtracted in f32, the "
         "reduction split into chunks short enough that every partial sum is an integer below 2^24 (at most "

@@ -1,5 +1,6 @@
 // The tensor-core tile of conv/gemm_tile.glsl (VKML_TILE_COOPMAT=1): C = A x B on
-// VK_NV_cooperative_matrix, f16 x f16 products accumulated in fp32, f16 storage.
+// VK_NV_cooperative_matrix, f16 x f16 products accumulated in fp32 (f16 in the f16c variants:
+// conv/coopmat_acc.glsl), f16 storage.
 //
 // The includer defines (besides TILE_M, TILE_N, TILE_K and the scalar tile_load_a / tile_store):
 //   const bool TILE_A_VEC                A's rows are 16-byte aligned and K is a multiple of 8
@@ -59,6 +60,7 @@ uvec4 cm_ra[CM_A_UNITS];
 uvec4 cm_rb[CM_B_UNITS];
 
 #include "conv/halves.glsl"
+#include "conv/coopmat_acc.glsl"
 
 // Global -> registers: the K slice starting at k0 of the tile whose rows start at i0.
 void cm_fetch(uint i0, uint k0) {
@@ -111,8 +113,8 @@ void tile_compute(uint i0, uint j0) {
     const uint warp = tid / CM_SUBGROUP, lane = tid % CM_SUBGROUP;
     const uint wm = warp / CM_WN, wn = warp % CM_WN;
 
-    fcoopmatNV<32, gl_ScopeSubgroup, CM_L, CM_L> acc[CM_FM * CM_FN];
-    [[unroll]] for (uint f = 0; f < CM_FM * CM_FN; ++f) acc[f] = fcoopmatNV<32, gl_ScopeSubgroup, CM_L, CM_L>(0.0);
+    CM_ACC_MAT acc[CM_FM * CM_FN];
+    [[unroll]] for (uint f = 0; f < CM_FM * CM_FN; ++f) acc[f] = CM_ACC_MAT(0.0);
 
     if (!cm_prefetched) {
         tile_b_column(j0 + (tid % CM_B_GROUPS) * 8);
@@ -165,7 +167,7 @@ void tile_compute(uint i0, uint j0) {
     }
     [[unroll]] for (uint i = 0; i < CM_FM; ++i) {
         [[unroll]] for (uint j = 0; j < CM_FN; ++j) {
-            coopMatStoreNV(acc[i * CM_FN + j], cm_sh_b, cbase, CM_C_ROW, false);
+            coopMatStoreNV(cm_acc_f32(acc[i * CM_FN + j]), cm_sh_b, cbase, CM_C_ROW, false);
             subgroupMemoryBarrierShared();
             subgroupBarrier();
             const uint gi = i0 + (wm * CM_FM + i) * CM_L + r, gj = j0 + (wn * CM_FN + j) * CM_L + c0;

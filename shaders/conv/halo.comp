@@ -10,7 +10,7 @@
 #include "activation.glsl"
 #include "conv/conv_spec.glsl"
 // Tensor-core KS x KS convolution (KS = 3, 5 or 9), stride 1 (or 2: STRIDE below), dilation 1,
-// group 1, f16 storage, fp32 accumulation, with the input window ("halo") of an output tile staged
+// group 1, f16 storage, fp32 accumulation (f16 in the f16c variants), with the input window ("halo") of an output tile staged
 // in shared memory once for all taps.
 //
 // The implicit GEMM (conv/igemm.comp) gathers its B slice from global memory tap by tap, so each
@@ -167,6 +167,7 @@ layout(std430, set = 0, binding = 3) readonly buffer Res8 { uvec4 data[]; } res8
 layout(std430, set = 0, binding = 4) writeonly buffer Y8 { uvec4 data[]; } y8;
 
 #include "conv/halves.glsl"
+#include "conv/coopmat_acc.glsl"
 
 shared uvec4 sh_x[HROWS * HCOLS * PIX_UNITS];
 shared uvec4 sh_w[BM * W_ROW];
@@ -286,8 +287,8 @@ void main() {
     uint t = gl_WorkGroupID.x;
     if (t >= TILES) return;
 
-    fcoopmatNV<32, gl_ScopeSubgroup, CM_L, CM_L> acc[CM_FM * CM_FN];
-    [[unroll]] for (uint f = 0; f < CM_FM * CM_FN; ++f) acc[f] = fcoopmatNV<32, gl_ScopeSubgroup, CM_L, CM_L>(0.0);
+    CM_ACC_MAT acc[CM_FM * CM_FN];
+    [[unroll]] for (uint f = 0; f < CM_FM * CM_FN; ++f) acc[f] = CM_ACC_MAT(0.0);
 
     fetch(t, 0, 0, m0);
     uint q = 0, rg = 0;
@@ -343,7 +344,7 @@ void main() {
                 if (warp / (CM_WN / 2) == round) {
                     [[unroll]] for (uint i = 0; i < CM_FM; ++i)
                         [[unroll]] for (uint j = 0; j < CM_FN; ++j)
-                            coopMatStoreNV(acc[i * CM_FN + j], sh_x, base + i * CM_L * MF_ROW + j * (CM_L / 4), MF_ROW, false);
+                            coopMatStoreNV(cm_acc_f32(acc[i * CM_FN + j]), sh_x, base + i * CM_L * MF_ROW + j * (CM_L / 4), MF_ROW, false);
                     subgroupMemoryBarrierShared();
                     subgroupBarrier();
                     for (uint m = m0 / KW; m < min(M, (m0 + BM) / KW); ++m) {
@@ -356,7 +357,7 @@ void main() {
                     }
                 }
             }
-            [[unroll]] for (uint f = 0; f < CM_FM * CM_FN; ++f) acc[f] = fcoopmatNV<32, gl_ScopeSubgroup, CM_L, CM_L>(0.0);
+            [[unroll]] for (uint f = 0; f < CM_FM * CM_FN; ++f) acc[f] = CM_ACC_MAT(0.0);
         }
 #else
         if (nt != t) {
@@ -382,7 +383,7 @@ void main() {
             }
             [[unroll]] for (uint i = 0; i < CM_FM; ++i) {
                 [[unroll]] for (uint j = 0; j < CM_FN; ++j) {
-                    coopMatStoreNV(acc[i * CM_FN + j], sh_x, cbase, C_ROW, false);
+                    coopMatStoreNV(cm_acc_f32(acc[i * CM_FN + j]), sh_x, cbase, C_ROW, false);
                     subgroupMemoryBarrierShared();
                     subgroupBarrier();
                     const uint m = m0 + (wm * CM_FM + i) * CM_L + r;
@@ -392,7 +393,7 @@ void main() {
                     if (m < M && oh < OH && ow < OW)
                         store8(n, m, oh, ow, uintBitsToFloat(sh_x[at]), uintBitsToFloat(sh_x[at + 1]), rr[i * CM_FN + j]);
                     subgroupBarrier();
-                    acc[i * CM_FN + j] = fcoopmatNV<32, gl_ScopeSubgroup, CM_L, CM_L>(0.0);
+                    acc[i * CM_FN + j] = CM_ACC_MAT(0.0);
                 }
             }
         }

@@ -20,6 +20,8 @@ using ops::ConvKernel;
 // fp32 accumulation: f32 results are within a few ulps; f16 ones carry the output rounding.
 constexpr double conv_tol_f32 = 1e-5;
 constexpr double conv_tol_f16 = 3e-3;
+// f16 accumulation (ops::Accumulation::F16, tensor cores): see conv_accumulation_test.cpp.
+constexpr double conv_tol_acc16 = 1e-2;
 
 struct ConvCase {
     std::string name;
@@ -151,6 +153,17 @@ protected:
                     ASSERT_FALSE(gathered->halo()) << what;
                     expect_close(run_op(dev(), *gathered, in, 2)[0], want, tolerance(dt, conv_tol_f32, conv_tol_f16),
                                  what + " without the staged window");
+                }
+                if (k == ConvKernel::TensorCore) { // the same variant summing in f16 (the f16c shaders)
+                    ops::ConvDesc acc16 = d;
+                    acc16.accumulation = ops::Accumulation::F16;
+                    const auto op16 = ops::Conv::create(dev(), acc16);
+                    ASSERT_EQ(op16->halo_shader() ? std::string(op16->halo_shader()) : "none",
+                              op->halo_shader() ? std::string(op->halo_shader()) : "none")
+                        << what;
+                    EXPECT_EQ(op16->accumulation() == ops::Accumulation::F16, ops::f16_accumulation_available(dev(), dt))
+                        << what;
+                    expect_close(run_op(dev(), *op16, in, 2)[0], want, conv_tol_acc16, what + " f16 accumulation");
                 }
                 if (op->split_k() > 1) { // the same case without split K
                     d.split_k = 1;

@@ -71,15 +71,16 @@ int bench_model_main(Args args) {
     if (args.empty() || help) {
         std::fprintf(help ? stdout : stderr,
                      "usage: vkml bench model MODEL [--size WxH] [--fp32] [--runs N] [--json FILE] [--profile]\n"
-                     "                        [--no-fused-stack]\n"
+                     "                        [--no-fused-stack] [--f16-accumulate]\n"
                      "  Times one whole model (ONNX, TF.js or Anime4K) on the GPU: median of --runs, TFLOP/s,\n"
                      "  memory; --profile adds the GPU time of every step; --no-fused-stack runs an Anime4K-shaped\n"
-                     "  network layer by layer instead of as one FusedConvStack dispatch (as VKML_DISABLE_FUSED_STACK=1).\n");
+                     "  network layer by layer instead of as one FusedConvStack dispatch (as VKML_DISABLE_FUSED_STACK=1);\n"
+                     "  --f16-accumulate lets Conv, Gemm and MatMul sum in f16 on tensor cores (ops::Accumulation::F16).\n");
         return help ? 0 : 2;
     }
     const std::string path(args[0]);
     int width = 960, height = 540, runs = 20;
-    bool fp32 = false, profile = false, fused_stack = true;
+    bool fp32 = false, profile = false, fused_stack = true, f16_accumulate = false;
     std::string json_path;
     for (size_t i = 1; i < args.size(); ++i) {
         const std::string_view a = args[i];
@@ -89,6 +90,8 @@ int bench_model_main(Args args) {
             profile = true;
         } else if (a == "--no-fused-stack") {
             fused_stack = false;
+        } else if (a == "--f16-accumulate") {
+            f16_accumulate = true;
         } else if ((a == "--size" || a == "--runs" || a == "--json") && i + 1 < args.size()) {
             const std::string v(args[++i]);
             if (a == "--json") {
@@ -117,6 +120,8 @@ int bench_model_main(Args args) {
     SessionOptions options;
     options.fp32 = fp32;
     options.fuse_conv_stack = fused_stack;
+    if (f16_accumulate)
+        for (const char* type : {"Conv", "Gemm", "MatMul"}) options.accumulation[type] = ops::Accumulation::F16;
     options.input_shapes[in.name] = {1, channels, height, width};
 
     auto device = gpu::Device::create();
@@ -162,9 +167,10 @@ int bench_model_main(Args args) {
     const double t = median(ms);
     const double flops = model_flops(session.graph());
     const SessionMemory mem = session.memory();
-    std::printf("model:    %s (%s)\ndevice:   %s\ninput:    %s [1, %lld, %d, %d], %s storage\n", path.c_str(),
+    std::printf("model:    %s (%s)\ndevice:   %s\ninput:    %s [1, %lld, %d, %d], %s storage%s\n", path.c_str(),
                 g.format.c_str(), device->caps().device_name.c_str(), in.name.c_str(), (long long)channels, height,
-                width, fp32 ? "f32" : (device->caps().storage16 ? "f16" : "f32"));
+                width, fp32 ? "f32" : (device->caps().storage16 ? "f16" : "f32"),
+                f16_accumulate ? ", f16 accumulation asked" : "");
     size_t stacks = 0;
     for (const StepInfo& st : session.steps()) stacks += st.op_type == "FusedConvStack";
     std::printf("steps:    %zu%s\nGPU time: %.3f ms median of %d (min %.3f, max %.3f)\n", session.steps().size(),
@@ -183,6 +189,7 @@ int bench_model_main(Args args) {
                         ", \"input\": " + json_quote(in.name) + ", \"shape\": [1, " + std::to_string(channels) + ", " +
                         std::to_string(height) + ", " + std::to_string(width) + "], \"storage\": " +
                         json_quote(fp32 ? "f32" : (device->caps().storage16 ? "f16" : "f32")) +
+                        ", \"f16_accumulate\": " + (f16_accumulate ? "true" : "false") +
                         ",\n \"runs\": " + std::to_string(runs) + ", \"median_ms\": " + json_number(t) +
                         ", \"min_ms\": " + json_number(*std::min_element(ms.begin(), ms.end())) +
                         ", \"max_ms\": " + json_number(*std::max_element(ms.begin(), ms.end())) +

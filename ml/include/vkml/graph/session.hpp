@@ -33,6 +33,7 @@
 #include "vkml/gpu/profiler.hpp"
 #include "vkml/gpu/tensor.hpp"
 #include "vkml/graph/graph.hpp"
+#include "vkml/ops/op.hpp"
 
 namespace vkml {
 
@@ -48,6 +49,9 @@ struct SessionOptions {
     // Per-node precision, keyed by node name or by op type ("Softmax"); a node name wins over its
     // op type. A node whose float dtype differs from its neighbours' gets conversions around it.
     std::map<std::string, Precision, std::less<>> precision;
+    // Per-node accumulation of Conv, Gemm and MatMul (ops::Accumulation: F16 sums in f16 on tensor
+    // cores where the device has them), keyed as `precision` is: {"Conv", F16} for every Conv.
+    std::map<std::string, ops::Accumulation, std::less<>> accumulation;
     // The f16 guard (f16 storage only): the first run() (or calibrate()) runs the model step by
     // step once in f32 and once in f16 storage, finds the values f16 cannot hold (overflow: inf/NaN
     // only in f16, or beyond 65504; underflow: values flushed to zero, or living in f16's subnormal

@@ -1,7 +1,7 @@
 #pragma once
 // The convolution family: Conv, ConvTranspose, Gemm and MatMul, with ONNX semantics (NCHW).
 // Storage is f32 or f16 (every input and the output share one dtype); accumulation is fp32
-// always. Convolutions are 2-D; a 1-D convolution ([N, C, W] input, [M, C/group, KW] weight) runs
+// unless a desc asks for f16 (Accumulation, op.hpp: on tensor cores only). Convolutions are 2-D; a 1-D convolution ([N, C, W] input, [M, C/group, KW] weight) runs
 // as a 2-D one with H = 1. 3-D convolutions are not supported.
 //
 // vkml extensions: Conv, ConvTranspose and Gemm can fuse an activation, and the convolutions a
@@ -46,6 +46,9 @@ enum class ConvPadMode : uint8_t { Zero, Reflect, Edge };
 // Whether Conv (ConvKernel::TensorCore), Gemm and MatMul run on tensor cores for `dtype` tensors on
 // this device: f16 storage and VK_NV_cooperative_matrix (off with VKML_DISABLE_COOPMAT=1).
 bool tensor_cores_available(const gpu::Device& device, DType dtype);
+// Whether those tensor cores also sum in f16 (Accumulation::F16 takes effect): a 16x16x16
+// f16 x f16 + f16 cooperative-matrix shape.
+bool f16_accumulation_available(const gpu::Device& device, DType dtype);
 
 struct ConvDesc {
     TensorDesc input;               // X [N, C, H, W] (or [N, C, W])
@@ -85,6 +88,9 @@ struct ConvDesc {
     // large maps, VKML_HALO_TALL_MIN, else 8); 8 or 16 ask for that height where a variant of it
     // runs the layer (16: 3x3 up to 64 rows a block, 5x5 64), for tests and tuning.
     uint32_t halo_rows = 0;
+    // F16: the tensor-core kernels (TensorCore) sum in f16 fragments where the device has them
+    // (see Accumulation); accumulation() says what the op got.
+    Accumulation accumulation = Accumulation::F32;
 };
 
 // Inputs: X, W, then B when desc.bias is set, then R when desc.residual. Output: Y.
@@ -97,6 +103,7 @@ public:
     bool halo() const { return halo_; }            // TensorCore on the staged-window kernel
     // ... its variant (a conv_halo line of shaders/conv.list, e.g. "conv_halo_s2_h32"), or nullptr
     const char* halo_shader() const { return halo_shader_; }
+    Accumulation accumulation() const { return accumulation_; } // what its products are summed in
     // Effective pads [top, left, bottom, right] after auto_pad (1-D: top = bottom = 0).
     const std::array<int64_t, 4>& pads() const { return pads_; }
     // The tensor-core kernels' weights (input 1), re-packed tap-major on every run unless packed
@@ -117,6 +124,7 @@ private:
     uint32_t split_ = 1; // K chunks (TensorCore)
     bool halo_ = false;  // TensorCore: conv/halo.comp
     const char* halo_shader_ = nullptr;
+    Accumulation accumulation_ = Accumulation::F32;
     std::array<int64_t, 4> pads_{};
     bool has_bias_ = false, has_residual_ = false;
     bool gemm_form_ = false; // recorded as the 1x1 GEMM (weights first)
@@ -175,6 +183,8 @@ struct GemmDesc {
     bool trans_a = false;  // ONNX transA
     bool trans_b = false;  // ONNX transB
     Activation activation; // vkml extension: y = act(alpha * A'B' + beta * C)
+    // F16: f16 accumulator fragments on tensor cores where the device has them (see Accumulation).
+    Accumulation accumulation = Accumulation::F32;
 };
 
 // Inputs: A, B, then C when desc.c is set. Output: Y [M, N].
@@ -185,6 +195,7 @@ public:
     // Whether it runs on the few-rows kernel (at most 4 rows of A: K split across a workgroup)
     // rather than a tile.
     bool vector_kernel() const { return vector_; }
+    Accumulation accumulation() const { return accumulation_; } // what its products are summed in
 
 private:
     explicit Gemm(gpu::Device& device) : Op(device) {}
@@ -193,6 +204,7 @@ private:
 
     bool has_c_ = false;
     bool vector_ = false;
+    Accumulation accumulation_ = Accumulation::F32;
     const gpu::Pipeline* pipeline_ = nullptr;
     std::array<uint32_t, 3> groups_{};
     std::array<float, 4> push_{};
@@ -201,6 +213,8 @@ private:
 struct MatMulDesc {
     TensorDesc a; // [..., M, K]; a 1-D [K] is promoted to [1, K] and the 1 dropped from Y
     TensorDesc b; // [..., K, N]; a 1-D [K] is promoted to [K, 1] and the 1 dropped from Y
+    // F16: f16 accumulator fragments on tensor cores where the device has them (see Accumulation).
+    Accumulation accumulation = Accumulation::F32;
 };
 
 // numpy matmul: batch dimensions broadcast (Y of rank up to 6). Inputs: A, B. Output: Y.
@@ -211,6 +225,7 @@ public:
     // Whether it runs on the few-rows kernel (at most 4 rows of A: K split across a workgroup)
     // rather than a tile.
     bool vector_kernel() const { return vector_; }
+    Accumulation accumulation() const { return accumulation_; } // what its products are summed in
 
 private:
     explicit MatMul(gpu::Device& device) : Op(device) {}
@@ -218,6 +233,7 @@ private:
                      const gpu::BufferRange& scratch) const override;
 
     bool vector_ = false;
+    Accumulation accumulation_ = Accumulation::F32;
     const gpu::Pipeline* pipeline_ = nullptr;
     std::array<uint32_t, 3> groups_{};
     std::array<float, 4> push_{};

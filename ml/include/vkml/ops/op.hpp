@@ -58,8 +58,20 @@ const char* activation_name(ActivationKind kind);
 //         which ops offer only where it keeps (or nearly keeps) the error bound of fp32 math
 //         followed by the f16 store; each op's registry notes say which. Otherwise fp32 math.
 //   F32:  fp32 math always (f16 values widened on load, rounded once on store).
-// Reductions, normalization statistics and convolutions accumulate in fp32 either way.
+// Reductions and normalization statistics accumulate in fp32 either way; convolutions, Gemm and
+// MatMul too unless asked otherwise (Accumulation).
 enum class MathPrecision : uint8_t { Auto, F32 };
+
+// What Conv, Gemm and MatMul sum their products in (a per-op choice, ConvDesc / GemmDesc /
+// MatMulDesc::accumulation).
+//   F32: fp32 always (the default).
+//   F16: f16 accumulator fragments where the op runs on tensor cores (f16 storage) and the device
+//        multiplies f16 x f16 + f16 cooperative matrices: half the accumulator registers, but every
+//        partial sum rounded to f16 (relative error growing with the reduction length; for short
+//        reductions of well-scaled data, as in image networks). Everywhere else the op accumulates
+//        in fp32; its accumulation() says which it got.
+enum class Accumulation : uint8_t { F32, F16 };
+const char* accumulation_name(Accumulation accumulation);
 
 class Op {
 public:
