@@ -1,9 +1,11 @@
 // Resize (opset 19): nearest over any dimensions (shaders/layout/resize_nearest.comp), linear and
 // cubic over the last two (resize_interp.comp). Every shape and attribute is a specialization
 // constant, so each Resize gets a pipeline with no per-element attribute branching.
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
+#include <numeric>
 
 #include "layout_common.hpp"
 
@@ -241,11 +243,30 @@ std::unique_ptr<Resize> Resize::create(gpu::Device& device, const ResizeDesc& de
         const bool periodic = ctm == Ctm::HalfPixel || ctm == Ctm::HalfPixelSymmetric ||
                               ctm == Ctm::PytorchHalfPixel || ctm == Ctm::Asymmetric;
         const bool f16 = desc.input.dtype == DType::f16;
-        const uint32_t run = f16 && w.out % 8 == 0 ? 8 : w.out % 4 == 0 ? 4 : 0;
+        // align_corners f16 takes runs of 4 (8-byte stores) by default: its per-column taps and
+        // window selects make a run of 8 one invocation's long serial work (VKML_RESIZE_CORNER_RUN=8).
+        static const int64_t corner_run = detail::tuning_knob("VKML_RESIZE_CORNER_RUN", 4, 4, 8);
+        const uint32_t widest = periodic || corner_run == 8 ? 8 : 4;
+        const uint32_t run = f16 && w.out % widest == 0 ? widest : w.out % 4 == 0 ? 4 : 0;
         constexpr uint32_t strip = 4; // output rows per invocation (a multiple of fh)
         auto factor_ok = [](int64_t f) { return f == 1 || f == 2 || f == 4; };
+        // align_corners: x (in - 1) den / (in num - den) as a reduced ratio of integers (sizes
+        // and whole scales give one) whose numerator times x stays within 32 bits; the kernel's
+        // taps are integer divisions by it (x2 3ch 960x540 f16 on an H200 took 12.7 us with
+        // resize_coord.glsl's float search a tap, as long as in f32). {0, 0}: none.
+        auto corner_ratio = [&](const Axis& ax) -> std::array<uint32_t, 2> {
+            if (periodic || ax.in == 1) return {0, 1}; // (one input sample: every tap is 0)
+            const double a = double(ax.in - 1) * double(ax.den), b = double(ax.in) * double(ax.num) - double(ax.den);
+            if (a != std::floor(a) || b != std::floor(b) || a < 0 || b < 1 || a > 4294967295.0 || b > 4294967295.0)
+                return {0, 0};
+            const uint64_t g = std::gcd(uint64_t(a), uint64_t(b)), num = uint64_t(a) / std::max<uint64_t>(g, 1),
+                           den = uint64_t(b) / std::max<uint64_t>(g, 1);
+            if (uint64_t(ax.out) * num > 0xffffffffull) return {0, 0};
+            return {uint32_t(num), uint32_t(den)};
+        };
+        const auto ac_h = corner_ratio(h), ac_w = corner_ratio(w);
         if (mode == Mode::Linear && desc.exclude_outside == 0 && (periodic || ctm == Ctm::AlignCorners) &&
-            factor_ok(fh) && factor_ok(fw) && run != 0) {
+            factor_ok(fh) && factor_ok(fw) && run != 0 && ac_h[1] != 0 && ac_w[1] != 0) {
             const uint32_t cols = run / uint32_t(fw); // input columns of a run
             const uint32_t vec_in = !periodic                        ? 0
                                     : cols % 4 == 0 && w.in % 4 == 0 ? 4
@@ -261,7 +282,8 @@ std::unique_ptr<Resize> Resize::create(gpu::Device& device, const ResizeDesc& de
                  .workgroup = {64, 1, 1},
                  .specialization = {op->linear_up_count_, uint32_t(ctm), uint32_t(h.in), uint32_t(w.in),
                                     uint32_t(fh), uint32_t(fw), bits(h.num), bits(h.den), bits(w.num),
-                                    bits(w.den), run, periodic ? 1u : 0u, vec_in, strip}});
+                                    bits(w.den), run, periodic ? 1u : 0u, vec_in, strip, ac_h[0], ac_h[1],
+                                    ac_w[0], ac_w[1]}});
         }
     }
     op->pipeline_ =

@@ -15,9 +15,9 @@
 //     input bands need input rows m0 - 1 .. m0 + SH / KH, all loaded before any is used, each as
 //     the run's RUN / KW + 2 input columns (the middle ones as vectors where rows allow); every
 //     output's taps and weights are constants of the unrolled loops.
-//   otherwise (align_corners): each output column's taps as resize_interp.comp works them out,
-//     once per invocation; output rows walk down the input, interpolating each input row once
-//     from the run's WIN input columns, loaded once per row.
+//   otherwise (align_corners): each output column's taps from the integer ratio AC_NUM / AC_DEN
+//     (below), once per invocation; output rows walk down the input, interpolating each input row
+//     once from the run's WIN input columns, loaded once per row.
 // The C++ side (ml/ops/layout_resize.cpp) picks this kernel where OW is a multiple of RUN and the
 // tensors start on 16 bytes; resize_interp.comp serves every other case.
 VKML_LOCAL_SIZE;
@@ -27,16 +27,21 @@ layout(constant_id = 2) const uint IH = 1;
 layout(constant_id = 3) const uint IW = 1;
 layout(constant_id = 4) const uint KH = 1;
 layout(constant_id = 5) const uint KW = 1;
-layout(constant_id = 6) const float NUM_H = 1.0;
-layout(constant_id = 7) const float DEN_H = 1.0;
-layout(constant_id = 8) const float NUM_W = 1.0;
-layout(constant_id = 9) const float DEN_W = 1.0;
+// 6-9: the scales as num / den per axis (resize_coord.glsl), which the taps below no longer read.
 layout(constant_id = 10) const uint RUN = 8;
 layout(constant_id = 11) const bool PERIODIC = true;
 // Elements per vector load of the run's middle input columns (4 or 2; they divide RUN / KW and
 // IW), or 0 for element loads.
 layout(constant_id = 12) const uint VEC_IN = 0;
 layout(constant_id = 13) const uint SH = 4; // output rows per invocation, a multiple of KH
+// align_corners: the coordinate x (IN - 1) den / (IN num - den) as a reduced ratio of integers,
+// x * AC_NUM / AC_DEN (x * AC_NUM below 2^32; the C++ side takes this kernel only then): each tap
+// an exact integer division by a constant, where resize_coord.glsl's float search costs a
+// division and up to four comparisons (and is exact only while its products stay below 2^24).
+layout(constant_id = 14) const uint AC_NUM_H = 0;
+layout(constant_id = 15) const uint AC_DEN_H = 1;
+layout(constant_id = 16) const uint AC_NUM_W = 0;
+layout(constant_id = 17) const uint AC_DEN_W = 1;
 const uint OH = IH * KH, OW = IW * KW;
 const uint PER = RUN / KW; // input columns a run covers (PERIODIC)
 #define MAX_RUN 8
@@ -50,11 +55,11 @@ layout(std430, set = 0, binding = 0) readonly buffer Src4 { sfloat4 data[]; } sr
 layout(std430, set = 0, binding = 1) writeonly buffer Dst16 { uvec4 data[]; } dst16;
 layout(std430, set = 0, binding = 1) writeonly buffer Dst4 { sfloat4 data[]; } dst4;
 
-// Linear taps of one axis: first index (unclamped) and the second tap's weight.
-void linear_taps(ResizeCoord c, uint len, out int first, out float t) {
-    float v = clamp(resize_value(c), -4.0, float(len) + 4.0);
-    first = resize_greatest_ge(c, v, 0.0);
-    t = clamp(v - float(first), 0.0, 1.0);
+// align_corners taps of output index x on an axis: first index and the second tap's weight.
+void corner_taps(uint x, uint ac_num, uint ac_den, out int first, out float t) {
+    const uint n = x * ac_num;
+    first = int(n / ac_den);
+    t = float(n % ac_den) * (1.0 / float(ac_den));
 }
 
 float at(uint row, int x) {
@@ -196,8 +201,7 @@ void main() {
     float wx[MAX_RUN];
     [[unroll]] for (uint p = 0; p < MAX_RUN; ++p) {
         if (p >= RUN) break;
-        linear_taps(resize_coord(CTM, float(ox0 + p), float(IW), float(OW), NUM_W, DEN_W, 0.0, 1.0), IW, x0[p],
-                    wx[p]);
+        corner_taps(ox0 + p, AC_NUM_W, AC_DEN_W, x0[p], wx[p]);
     }
     // ha, hb: input rows cy and cy + 1 along the run; each input row is interpolated once.
     float ha[MAX_RUN], hb[MAX_RUN];
@@ -208,7 +212,7 @@ void main() {
         if (oy >= OH) break;
         int y0;
         float wy;
-        linear_taps(resize_coord(CTM, float(oy), float(IH), float(OH), NUM_H, DEN_H, 0.0, 1.0), IH, y0, wy);
+        corner_taps(oy, AC_NUM_H, AC_DEN_H, y0, wy);
         if (y0 != cy) {
             if (y0 == cy + 1)
                 ha = hb;
