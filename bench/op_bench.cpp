@@ -20,19 +20,24 @@ double median(std::vector<double> v) {
     return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
-// Device memory bandwidth as vkml's own copy kernel achieves it: the roofline for memory-bound ops.
-double measure_bandwidth(gpu::Device& device, bool large) {
-    const uint64_t bytes = large ? (256ull << 20) : (16ull << 20);
+// The median GPU time of vkml's copy kernel moving `bytes` (read once, written once; rounded up to
+// 16): the time a memory-bound op of that traffic could reach with the same launch and ramp.
+double copy_us(gpu::Device& device, uint64_t bytes, int runs) {
+    bytes = std::max<uint64_t>((bytes + 15) / 16 * 16, 16);
     gpu::Buffer src(device, {.size = bytes, .name = "bench src"}), dst(device, {.size = bytes, .name = "bench dst"});
     const gpu::Pipeline& copy = device.pipeline(
         {.shader = gpu::ShaderId::copy_f32, .bindings = 2, .push_constant_bytes = 4, .workgroup = {256, 1, 1}});
     const uint32_t n4 = uint32_t(bytes / 16);
-    gpu::Profiler profiler(device, 16);
+    gpu::Profiler profiler(device, uint32_t(runs + 1));
     std::vector<double> us;
     device.run_now(gpu::QueueRole::Compute, [&](gpu::CommandBuffer& cmd) {
         profiler.reset(cmd);
         const gpu::BufferRange b[] = {src.range(), dst.range()};
-        for (int i = 0; i < 8; ++i) {
+        for (int i = 0; i < 4; ++i) { // untimed: the fresh buffers' first touches
+            cmd.dispatch(copy, b, n4, cmd.groups_for(copy, n4));
+            gpu::barrier::compute_to_compute(cmd);
+        }
+        for (int i = 0; i < runs + 1; ++i) {
             if (i) gpu::barrier::compute_to_compute(cmd);
             profiler.begin(cmd, "copy");
             cmd.dispatch(copy, b, n4, cmd.groups_for(copy, n4));
@@ -41,7 +46,13 @@ double measure_bandwidth(gpu::Device& device, bool large) {
     });
     for (const auto& r : profiler.results()) us.push_back(r.duration_us);
     us.erase(us.begin()); // first run warms caches and clocks
-    const double t = median(us);
+    return median(us);
+}
+
+// Device memory bandwidth as vkml's own copy kernel achieves it: the roofline for memory-bound ops.
+double measure_bandwidth(gpu::Device& device, bool large) {
+    const uint64_t bytes = large ? (256ull << 20) : (16ull << 20);
+    const double t = copy_us(device, bytes, 7);
     return t > 0 ? 2.0 * double(bytes) / (t * 1e-6) : 0;
 }
 
@@ -53,7 +64,8 @@ int run_op_bench(gpu::Device& device, const OpBenchOptions& options) {
     std::printf("device: %s\nroofline: memory %.1f GB/s (vkml copy kernel, this run)", caps.device_name.c_str(),
                 bandwidth / 1e9);
     if (options.peak_tflops > 0) std::printf(", compute %.1f TFLOP/s (--peak-tflops)", options.peak_tflops);
-    std::printf("\n\n%-44s %-4s %10s %10s %10s %9s\n", "op", "type", "median us", "GFLOP/s", "GB/s", "roofline");
+    std::printf("\n\n%-44s %-4s %10s %10s %10s %9s %9s\n", "op", "type", "median us", "GFLOP/s", "GB/s", "roofline",
+                "copy");
     int cases = 0;
     std::string rows; // JSON objects, one per measurement or skipped case
     auto json_row = [&](const OpBenchCase& c, DType dtype, const std::string& rest) {
@@ -117,14 +129,25 @@ int run_op_bench(gpu::Device& device, const OpBenchOptions& options) {
             double share = 0;
             if (c.flops > 0 && options.peak_tflops > 0) share = gflops / (options.peak_tflops * 1e3);
             if (c.flops == 0 && bandwidth > 0) share = gbs * 1e9 / bandwidth;
-            char share_text[16] = "-";
+            // Memory-bound ops also against a copy of their own traffic (half read, half written):
+            // at these sizes a launch and its ramp are a good part of the time, which the large
+            // copy's bandwidth leaves out.
+            double copy_share = 0, copy_time = 0;
+            if (c.flops == 0 && t > 0) {
+                copy_time = copy_us(device, uint64_t(bytes / 2), options.runs);
+                copy_share = copy_time * 1e-6 / t;
+            }
+            char share_text[16] = "-", copy_text[16] = "-";
             if (share > 0) std::snprintf(share_text, sizeof share_text, "%.0f%%", share * 100);
-            std::printf("%-44s %-4s %10.1f %10.1f %10.1f %9s\n", c.name.c_str(), gpu::dtype_name(dtype), t * 1e6, gflops,
-                        gbs, share_text);
+            if (copy_share > 0) std::snprintf(copy_text, sizeof copy_text, "%.0f%%", copy_share * 100);
+            std::printf("%-44s %-4s %10.1f %10.1f %10.1f %9s %9s\n", c.name.c_str(), gpu::dtype_name(dtype), t * 1e6,
+                        gflops, gbs, share_text, copy_text);
             json_row(c, dtype,
                      "\"median_us\": " + json_number(t * 1e6) + ", \"flops\": " + json_number(c.flops) +
                          ", \"bytes\": " + json_number(bytes) + ", \"gflops\": " + json_number(gflops) +
-                         ", \"gbs\": " + json_number(gbs) + ", \"roofline\": " + (share > 0 ? json_number(share) : "null"));
+                         ", \"gbs\": " + json_number(gbs) + ", \"roofline\": " + (share > 0 ? json_number(share) : "null") +
+                         ", \"copy_us\": " + (copy_time > 0 ? json_number(copy_time) : "null") +
+                         ", \"copy_share\": " + (copy_share > 0 ? json_number(copy_share) : "null"));
             ++cases;
         }
     }

@@ -3,6 +3,8 @@
 // op at a given size; the runner times many records of it and reports the median, the achieved
 // GFLOP/s and GB/s, and the share of the device's roofline: memory bandwidth measured in the same
 // run by vkml's copy kernel, compute peak given with --peak-tflops (no Vulkan query reports it).
+// Memory-bound ops also get "copy": the time of vkml's copy kernel moving the op's own bytes over
+// the op's time (what share of a same-size copy's speed it reaches, launch and ramp included).
 #include <functional>
 #include <memory>
 #include <string>
