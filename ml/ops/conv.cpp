@@ -228,7 +228,7 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
             ? &detail::conv::coop_tile(uint64_t(m), !gemm1x1_ok || uint64_t(g.n) * oh * ow >= 32768)
             : nullptr;
     // The tensor-core kernels' variant: f16 accumulators where asked and offered.
-    const char* coop_variant = coop ? detail::conv::coop_variant(device, desc.accumulation, conv->accumulation_) : "f16";
+    const char* variant = coop ? detail::conv::coop_variant(device, desc.accumulation, conv->accumulation_) : "f16";
     conv->gemm_form_ = kernel == ConvKernel::Gemm1x1 || (coop && gemm1x1_ok);
     if (conv->gemm_form_) {
         // Y[n] = W[M, C] x X[n][C, H*W] + bias broadcast along the pixels.
@@ -261,7 +261,7 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
             conv->packed_bytes_ = uint64_t(m) * cp * gpu::dtype_size(desc.weight.dtype);
             conv->scratch_bytes_ = conv->packed_bytes_;
         }
-        conv->pipeline_ = &detail::conv::gemm_pipeline(device, op, desc.input.dtype, spec, coop, coop_variant);
+        conv->pipeline_ = &detail::conv::gemm_pipeline(device, op, desc.input.dtype, spec, coop, variant);
         conv->groups_ = detail::conv::gemm_groups(device, op, spec, coop);
         conv->push_ = {1.f, 1.f, desc.activation.alpha, desc.activation.beta};
         return conv;
@@ -374,7 +374,7 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
             fail(op, "weight", std::to_string(m) + " output channels exceed the device's workgroup grid");
         conv->groups_ = {uint32_t(gx), uint32_t(blocks), 1};
         conv->pipeline_ = &device.pipeline(
-            {.shader = detail::shader_for(device, op, halo->shader, std::string_view(coop_variant)),
+            {.shader = detail::shader_for(device, op, halo->shader, std::string_view(variant)),
              .bindings = 5,
              .push_constant_bytes = 8,
              .workgroup = {halo->threads, 1, 1},
@@ -384,7 +384,7 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
     }
     const std::string shader = coop ? std::string("conv_igemm") + coop->suffix : tiled ? "conv_igemm" : "conv_direct";
     conv->pipeline_ = &device.pipeline(
-        {.shader = coop ? detail::shader_for(device, op, shader, std::string_view(coop_variant))
+        {.shader = coop ? detail::shader_for(device, op, shader, std::string_view(variant))
                         : detail::shader_for(device, op, shader, desc.input.dtype),
          .bindings = 5,
          .push_constant_bytes = 8,

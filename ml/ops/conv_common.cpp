@@ -180,18 +180,26 @@ std::array<uint32_t, 3> tile_groups(gpu::Device& device, const char* op, uint64_
             uint32_t(std::min<uint64_t>(batches, max[2]))};
 }
 
+namespace {
+
+// Whether the device lists 16x16x16 f16 x f16 cooperative matrices accumulating in `acc`.
+bool has_f16_shape(const gpu::Device& device, VkComponentTypeNV acc) {
+    for (const gpu::CoopMatShape& s : device.caps().coopmat_shapes)
+        if (s.m == 16 && s.n == 16 && s.k == 16 && s.a_type == VK_COMPONENT_TYPE_FLOAT16_NV &&
+            s.b_type == VK_COMPONENT_TYPE_FLOAT16_NV && s.c_type == acc && s.d_type == acc)
+            return true;
+    return false;
+}
+
+} // namespace
+
 bool coop_available(const gpu::Device& device, DType dtype) {
     const gpu::Capabilities& caps = device.caps();
     if (dtype != DType::f16 || !caps.coopmat_nv || !caps.float16 || !caps.storage16) return false;
     if (caps.subgroup_size != 32 || caps.max_workgroup_invocations < 256) return false;
     // The largest tile stages 29 KiB (conv/coopmat_tile.glsl: A, B and the epilogue fragments).
     if (caps.max_shared_memory < 32 * 1024) return false;
-    for (const gpu::CoopMatShape& s : caps.coopmat_shapes)
-        if (s.m == 16 && s.n == 16 && s.k == 16 && s.a_type == VK_COMPONENT_TYPE_FLOAT16_NV &&
-            s.b_type == VK_COMPONENT_TYPE_FLOAT16_NV && s.c_type == VK_COMPONENT_TYPE_FLOAT32_NV &&
-            s.d_type == VK_COMPONENT_TYPE_FLOAT32_NV)
-            return true;
-    return false;
+    return has_f16_shape(device, VK_COMPONENT_TYPE_FLOAT32_NV);
 }
 
 void check_accumulation(const char* op, Accumulation accumulation) {
@@ -200,12 +208,7 @@ void check_accumulation(const char* op, Accumulation accumulation) {
 }
 
 bool coop_f16_accumulators(const gpu::Device& device) {
-    for (const gpu::CoopMatShape& s : device.caps().coopmat_shapes)
-        if (s.m == 16 && s.n == 16 && s.k == 16 && s.a_type == VK_COMPONENT_TYPE_FLOAT16_NV &&
-            s.b_type == VK_COMPONENT_TYPE_FLOAT16_NV && s.c_type == VK_COMPONENT_TYPE_FLOAT16_NV &&
-            s.d_type == VK_COMPONENT_TYPE_FLOAT16_NV)
-            return true;
-    return false;
+    return has_f16_shape(device, VK_COMPONENT_TYPE_FLOAT16_NV);
 }
 
 const char* coop_variant(const gpu::Device& device, Accumulation want, Accumulation& got) {
@@ -341,9 +344,9 @@ const CoopTile& coop_tile(uint64_t rows, bool wide) {
 }
 
 const gpu::Pipeline& gemm_pipeline(gpu::Device& device, const char* op, DType dtype, const GemmSpec& spec,
-                                   const CoopTile* coop, const char* coop_variant) {
+                                   const CoopTile* coop, const char* variant) {
     return device.pipeline(
-        {.shader = coop ? shader_for(device, op, std::string("conv_gemm") + coop->suffix, std::string_view(coop_variant))
+        {.shader = coop ? shader_for(device, op, std::string("conv_gemm") + coop->suffix, std::string_view(variant))
                         : shader_for(device, op, "conv_gemm", dtype),
          .bindings = 5,
          .push_constant_bytes = 16,

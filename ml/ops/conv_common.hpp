@@ -135,10 +135,10 @@ inline const CoopTile* coop_for(const gpu::Device& device, DType dtype, uint64_t
 }
 
 // The conv_gemm pipeline specialized for `spec`: the scalar tile (workgroup tile_workgroup) or,
-// with `coop`, that tensor-core tile in the shader variant `coop_variant` names. 16 bytes of push
+// with `coop`, that tensor-core tile in shader variant `variant` (coop_variant's). 16 bytes of push
 // constants.
 const gpu::Pipeline& gemm_pipeline(gpu::Device& device, const char* op, DType dtype, const GemmSpec& spec,
-                                   const CoopTile* coop = nullptr, const char* coop_variant = "f16");
+                                   const CoopTile* coop = nullptr, const char* variant = "f16");
 // The tensor-core tiles' grid with its column blocks capped at about two workgroups per
 // multiprocessor (VKML_COOP_GROUPS overrides the total, 0: no cap; no cap where the device does not
 // report its multiprocessors); each then walks several tiles, fetching the next one's first slice

@@ -42,16 +42,6 @@ const char* activation_name(ActivationKind kind) {
     return "?";
 }
 
-const char* accumulation_name(Accumulation accumulation) {
-    switch (accumulation) {
-    case Accumulation::F32:
-        return "f32";
-    case Accumulation::F16:
-        return "f16";
-    }
-    return "?";
-}
-
 void fail(const char* op, const std::string& field, const std::string& what) {
     throw Error(ErrorCode::InvalidArgument, std::string(op) + ": " + field + ": " + what);
 }

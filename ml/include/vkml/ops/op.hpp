@@ -71,7 +71,6 @@ enum class MathPrecision : uint8_t { Auto, F32 };
 //        reductions of well-scaled data, as in image networks). Everywhere else the op accumulates
 //        in fp32; its accumulation() says which it got.
 enum class Accumulation : uint8_t { F32, F16 };
-const char* accumulation_name(Accumulation accumulation);
 
 class Op {
 public:
