@@ -259,8 +259,7 @@ std::unique_ptr<Resize> Resize::create(gpu::Device& device, const ResizeDesc& de
             const double a = double(ax.in - 1) * double(ax.den), b = double(ax.in) * double(ax.num) - double(ax.den);
             if (a != std::floor(a) || b != std::floor(b) || a < 0 || b < 1 || a > 4294967295.0 || b > 4294967295.0)
                 return {0, 0};
-            const uint64_t g = std::gcd(uint64_t(a), uint64_t(b)), num = uint64_t(a) / std::max<uint64_t>(g, 1),
-                           den = uint64_t(b) / std::max<uint64_t>(g, 1);
+            const uint64_t g = std::gcd(uint64_t(a), uint64_t(b)), num = uint64_t(a) / g, den = uint64_t(b) / g; // (b >= 1)
             if (uint64_t(ax.out) * num > 0xffffffffull) return {0, 0};
             return {uint32_t(num), uint32_t(den)};
         };
@@ -281,9 +280,8 @@ std::unique_ptr<Resize> Resize::create(gpu::Device& device, const ResizeDesc& de
                  .bindings = 2,
                  .workgroup = {64, 1, 1},
                  .specialization = {op->linear_up_count_, uint32_t(ctm), uint32_t(h.in), uint32_t(w.in),
-                                    uint32_t(fh), uint32_t(fw), bits(h.num), bits(h.den), bits(w.num),
-                                    bits(w.den), run, periodic ? 1u : 0u, vec_in, strip, ac_h[0], ac_h[1],
-                                    ac_w[0], ac_w[1]}});
+                                    uint32_t(fh), uint32_t(fw), run, periodic ? 1u : 0u, vec_in, strip, ac_h[0],
+                                    ac_h[1], ac_w[0], ac_w[1]}});
         }
     }
     op->pipeline_ =

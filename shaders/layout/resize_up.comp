@@ -27,21 +27,20 @@ layout(constant_id = 2) const uint IH = 1;
 layout(constant_id = 3) const uint IW = 1;
 layout(constant_id = 4) const uint KH = 1;
 layout(constant_id = 5) const uint KW = 1;
-// 6-9: the scales as num / den per axis (resize_coord.glsl), which the taps below no longer read.
-layout(constant_id = 10) const uint RUN = 8;
-layout(constant_id = 11) const bool PERIODIC = true;
+layout(constant_id = 6) const uint RUN = 8;
+layout(constant_id = 7) const bool PERIODIC = true;
 // Elements per vector load of the run's middle input columns (4 or 2; they divide RUN / KW and
 // IW), or 0 for element loads.
-layout(constant_id = 12) const uint VEC_IN = 0;
-layout(constant_id = 13) const uint SH = 4; // output rows per invocation, a multiple of KH
+layout(constant_id = 8) const uint VEC_IN = 0;
+layout(constant_id = 9) const uint SH = 4; // output rows per invocation, a multiple of KH
 // align_corners: the coordinate x (IN - 1) den / (IN num - den) as a reduced ratio of integers,
 // x * AC_NUM / AC_DEN (x * AC_NUM below 2^32; the C++ side takes this kernel only then): each tap
 // an exact integer division by a constant, where resize_coord.glsl's float search costs a
 // division and up to four comparisons (and is exact only while its products stay below 2^24).
-layout(constant_id = 14) const uint AC_NUM_H = 0;
-layout(constant_id = 15) const uint AC_DEN_H = 1;
-layout(constant_id = 16) const uint AC_NUM_W = 0;
-layout(constant_id = 17) const uint AC_DEN_W = 1;
+layout(constant_id = 10) const uint AC_NUM_H = 0;
+layout(constant_id = 11) const uint AC_DEN_H = 1;
+layout(constant_id = 12) const uint AC_NUM_W = 0;
+layout(constant_id = 13) const uint AC_DEN_W = 1;
 const uint OH = IH * KH, OW = IW * KW;
 const uint PER = RUN / KW; // input columns a run covers (PERIODIC)
 #define MAX_RUN 8
