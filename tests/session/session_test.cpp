@@ -10,6 +10,7 @@
 #include "session/session_util.hpp"
 #include "graph/memory_plan.hpp"
 #include "graph/passes.hpp"
+#include "vkml/ops/conv.hpp"
 
 using namespace vkml;
 using namespace vkml::test;
@@ -220,6 +221,38 @@ TEST_F(SessionTest, PrecisionOverridesAndBoundaries) {
     Session named(dev(), g, {.fp32 = true, .precision = {{"softmax", Precision::F16}}});
     EXPECT_NE(named.describe().find("Softmax 'softmax': f16[2, 7] -> f16[2, 7]"), std::string::npos)
         << named.describe();
+}
+
+TEST_F(SessionTest, AccumulationByOpTypeNodeNameAndFusedName) {
+    // x [1,64,13,37] -> Conv 3x3 64->32 (pads 1, bias) -> Relu (fused into the Conv node "conv").
+    Graph g = new_graph("accumulation");
+    const ValueId x = input(g, "x", {1, 64, 13, 37});
+    const TensorData w = rand_tensor({32, 64, 3, 3}, 21), b = rand_tensor({32}, 22);
+    const ValueId c = node(g, "Conv", {x, g.add_constant("w", w), g.add_constant("b", b)}, "conv",
+                           {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    g.outputs().push_back(node(g, "Relu", {c}, "y"));
+    const TensorData xd = rand_tensor({1, 64, 13, 37}, 23);
+    auto want = conv_ref(xd.to_floats(), 64, 13, 37, w.to_floats(), b.to_floats(), 32, 3, 1);
+    for (float& v : want) v = std::max(v, 0.f);
+    const TensorData expect = TensorData::from_floats({1, 32, 13, 37}, want);
+    Session plain(dev(), g);
+    const auto base = plain.run(std::vector<TensorData>{xd})[0].to_floats();
+    // Where the tensor cores sum in f16 the Conv takes its f16c kernel: close to the reference
+    // and not the fp32 result bit for bit; elsewhere the option changes nothing.
+    const bool f16 = ops::f16_accumulation_available(dev(), dev().caps().storage16 ? gpu::DType::f16 : gpu::DType::f32);
+    for (const char* key : {"Conv", "conv", "y"}) {
+        Session s(dev(), g, {.accumulation = {{key, ops::Accumulation::F16}}});
+        const auto out = s.run(std::vector<TensorData>{xd})[0];
+        EXPECT_LE(max_rel_diff(out, expect), f16 ? 1e-2 : 3e-3) << key;
+        const auto got = out.to_floats();
+        ASSERT_EQ(got.size(), base.size());
+        size_t differ = 0;
+        for (size_t i = 0; i < got.size(); ++i) differ += got[i] != base[i];
+        if (f16)
+            EXPECT_GT(differ, 0u) << key << ": the f16c kernel did not run";
+        else
+            EXPECT_EQ(differ, 0u) << key;
+    }
 }
 
 TEST_F(SessionTest, IntegerAndBooleanValues) {
