@@ -4,9 +4,14 @@
 // shaders/norm/normalize.comp).
 #include <algorithm>
 #include <array>
+#include <cstdlib>
+#include <span>
+#include <string>
+#include <vector>
 
 #include "norm_util.hpp"
 #include "vkml/gpu/pipeline.hpp"
+#include "vkml/gpu/transfer.hpp"
 
 namespace vkml::ops {
 
@@ -25,6 +30,19 @@ constexpr uint64_t min_split_chunk = 4096;
 // The widest workgroup used; stage 2 merges at most one partial per invocation, so this also caps
 // the number of partials.
 constexpr uint32_t max_workgroup = 256;
+// Units of 16 bytes each invocation holds in registers: 8 vec4 slices (normalize.comp's
+// NORM_MAX_CACHED), so 8192 elements per 256-invocation workgroup.
+constexpr uint32_t max_cached_slices = 8;
+// The one-dispatch split by default only while a group needs at most this many workgroups beside
+// each other (any discrete GPU holds 64 workgroups of 256 at once; more may wait past the bound).
+constexpr uint64_t max_auto_one_dispatch = 64;
+// Workgroups of 256 invocations a multiprocessor is assumed to run at once (the one-dispatch
+// split by default only where all of them fit).
+constexpr uint64_t resident_per_multiprocessor = 4;
+// Polls of a group's arrival counter before a one-dispatch workgroup computes the group's moments
+// itself (VKML_NORM_SPINS overrides: 0 always computes them, for tests). About 2-6 ms on an
+// H200, thousands of times the usual wait.
+constexpr uint32_t default_spins = 16384;
 
 struct GroupLayout {
     const char* op = "";
@@ -41,6 +59,7 @@ struct GroupLayout {
     float epsilon = 1e-5f;
     Activation activation;
     uint32_t partials = 0; // as requested: 0 = by size
+    NormSplit split = NormSplit::Auto;
 };
 
 uint32_t floor_pow2(uint32_t v) {
@@ -71,6 +90,9 @@ struct GroupedNormalizationBuilder {
         // Device limit on invocations, as a power of two (the tree reduction needs one).
         const uint32_t widest = std::min(max_workgroup, floor_pow2(device.caps().max_workgroup_invocations));
 
+        if (l.split != NormSplit::Auto && l.split != NormSplit::TwoDispatches &&
+            l.split != NormSplit::OneDispatch)
+            fail(name, "split", "unknown value " + std::to_string(int(l.split)));
         uint64_t partials = 1;
         if (l.partials != 0) {
             if (l.partials > widest)
@@ -80,6 +102,9 @@ struct GroupedNormalizationBuilder {
         } else if (l.groups < target_workgroups && l.m >= 2 * min_split_chunk) {
             partials = std::min<uint64_t>(
                 {(target_workgroups + l.groups - 1) / l.groups, l.m / min_split_chunk, uint64_t(widest)});
+            // VKML_NORM_PARTS: another count where the size splits (tuning on a device).
+            const char* env = std::getenv("VKML_NORM_PARTS");
+            if (env && *env) partials = std::clamp<uint64_t>(std::strtoul(env, nullptr, 10), 2, widest);
         }
         // Units of 16 bytes per load and store (f16: 8 halves; f32: 4 floats; f16 groups of whole
         // 4-vectors: 8 bytes) where groups are whole units and the parameters are not broadcast
@@ -92,8 +117,49 @@ struct GroupedNormalizationBuilder {
         const bool vec = unit > 1;
         // Equal chunks (whole units); a forced count larger than useful shrinks so that no
         // workgroup is idle.
-        uint64_t chunk = (l.m + partials - 1) / partials;
-        chunk = (chunk + unit - 1) / unit * unit;
+        auto chunk_for = [&](uint64_t parts) {
+            const uint64_t c = (l.m + parts - 1) / parts;
+            return (c + unit - 1) / unit * unit;
+        };
+
+        // The split in one dispatch. Streamed by size: the two-dispatch split's chunks, read again
+        // for the output while they are in the L2 cache; taken where the device reports its
+        // multiprocessors and all the workgroups fit on them at once (four of 256 invocations
+        // each), since a group's workgroups finish together and workgroups waiting for a free
+        // slot hold the whole group up (InstanceNorm 64ch @ 480x270 on the H200: 512 workgroups
+        // 15.4 us, 1024 workgroups 26 us, against 18.6 us in two dispatches). Held where partials
+        // is given with OneDispatch (or VKML_NORM_HOLD=1): each workgroup keeps its chunk in
+        // registers (at most `capacity` elements), the input read once (1024 held workgroups
+        // took 25.6 us there).
+        const uint64_t slices_per_unit = unit == 8 ? 2 : 1;
+        const uint64_t capacity = uint64_t(widest) * (max_cached_slices / slices_per_unit) * unit;
+        const bool coop_applies = vec && !l.stats_outputs;
+        if (l.split == NormSplit::OneDispatch && !coop_applies)
+            fail(name, "split",
+                 "OneDispatch needs groups of whole 16- or 8-byte units (" + std::to_string(l.m) +
+                     " elements), scale and bias not broadcast, and no Mean/InvStdDev outputs");
+        uint64_t coop_partials = 0;
+        bool held = false;
+        if (coop_applies && l.split != NormSplit::TwoDispatches) {
+            const uint64_t need = (l.m + capacity - 1) / capacity;
+            auto parts_for = [&](uint64_t parts) { return (l.m + chunk_for(parts) - 1) / chunk_for(parts); };
+            const uint64_t held_parts = parts_for(l.partials != 0 ? l.partials : std::max(partials, need));
+            const char* hold_env = std::getenv("VKML_NORM_HOLD"); // 0 / 1: streamed / held where it fits
+            const bool hold_asked = hold_env && *hold_env
+                                        ? std::string(hold_env) != "0"
+                                        : l.split == NormSplit::OneDispatch && l.partials != 0;
+            held = hold_asked && chunk_for(held_parts) <= capacity;
+            const uint64_t parts = held ? held_parts : parts_for(partials);
+            // VKML_NORM_ONE_DISPATCH=0 keeps Auto on two dispatches (side-by-side timing).
+            const char* env = std::getenv("VKML_NORM_ONE_DISPATCH");
+            const uint64_t slots = uint64_t(device.caps().multiprocessors) * resident_per_multiprocessor;
+            const bool fits = !(env && std::string(env) == "0") && l.groups * parts <= slots &&
+                              parts <= max_auto_one_dispatch &&
+                              device.caps().device_type != VK_PHYSICAL_DEVICE_TYPE_CPU;
+            if (parts > 1 && (l.split == NormSplit::OneDispatch || fits)) coop_partials = parts;
+        }
+        if (coop_partials > 0) partials = coop_partials;
+        uint64_t chunk = chunk_for(partials);
         partials = (l.m + chunk - 1) / chunk;
         op.partials_ = uint32_t(partials);
         op.has_bias_ = l.has_bias;
@@ -147,7 +213,27 @@ struct GroupedNormalizationBuilder {
             };
             op.moments_ = moments(false);
             op.apply_ = apply(false);
-            if (vec) {
+            if (coop_partials > 0) {
+                // X and Y not on 16 bytes at record time take the element-wise two-dispatch pair above.
+                const uint64_t units = chunk / unit;
+                const uint32_t cached = held ? uint32_t((units + widest - 1) / widest) : 0u;
+                const char* env = std::getenv("VKML_NORM_SPINS");
+                const uint32_t spins = env && *env ? uint32_t(std::strtoul(env, nullptr, 10)) : default_spins;
+                op.coop_ = &device.pipeline({.shader = detail::shader_for(device, name, "norm_coop", dt),
+                                             .bindings = 5,
+                                             .push_constant_bytes = push_bytes,
+                                             .workgroup = {widest, 1, 1},
+                                             .specialization = {m, l.param_groups, l.param_div, l.has_bias,
+                                                                act, p, c, false, unit, cached, spins}});
+                op.cached_units_ = cached;
+                // Two counters for the dispatch and two per group, then (n, mean, m2) per workgroup;
+                // zero to begin with (the kernel leaves them so).
+                const uint64_t words = 2 + l.groups * 2 + l.groups * partials * 3;
+                op.sync_ =
+                    gpu::Buffer(device, {.size = words * 4, .name = std::string(name) + " moments exchange"});
+                const std::vector<uint32_t> zero(words, 0);
+                gpu::upload(device, op.sync_.range(), std::as_bytes(std::span<const uint32_t>(zero)));
+            } else if (vec) {
                 op.moments_vec_ = moments(true);
                 op.apply_vec_ = apply(true);
             }
@@ -183,9 +269,15 @@ void GroupedNormalization::record_impl(gpu::CommandBuffer& cmd, std::span<const 
                      uint32_t(push_.size() * 4), grid_);
         return;
     }
+    if (coop_ && vec) {
+        b[n++] = sync_.range();
+        cmd.dispatch(*coop_, std::span(b.data(), n), push_.data(), uint32_t(push_.size() * 4), grid_);
+        return;
+    }
     const gpu::BufferRange part{scratch.buffer, scratch.offset, scratch_bytes_};
     const std::array<gpu::BufferRange, 2> mb{x, part};
-    cmd.dispatch(vec && moments_vec_ ? *moments_vec_ : *moments_, mb, push_.data(), uint32_t(push_.size() * 4), grid_);
+    cmd.dispatch(vec && moments_vec_ ? *moments_vec_ : *moments_, mb, push_.data(),
+                 uint32_t(push_.size() * 4), grid_);
     gpu::barrier::compute_to_compute(cmd); // stage 2 reads every partial of its group
     b[n++] = part;
     if (stats_outputs_) b[n++] = outputs[1].range(), b[n++] = outputs[2].range();
@@ -215,6 +307,7 @@ std::unique_ptr<InstanceNormalization> InstanceNormalization::create(gpu::Device
     l.epsilon = desc.epsilon;
     l.activation = desc.activation;
     l.partials = desc.partials;
+    l.split = desc.split;
 
     auto op = std::unique_ptr<InstanceNormalization>(new InstanceNormalization(device));
     GroupedNormalizationBuilder::build(*op, device, l);
@@ -282,6 +375,7 @@ std::unique_ptr<LayerNormalization> LayerNormalization::create(gpu::Device& devi
     l.epsilon = desc.epsilon;
     l.activation = desc.activation;
     l.partials = desc.partials;
+    l.split = desc.split;
 
     auto op = std::unique_ptr<LayerNormalization>(new LayerNormalization(device));
     GroupedNormalizationBuilder::build(*op, device, l);
@@ -333,6 +427,7 @@ std::unique_ptr<GroupNormalization> GroupNormalization::create(gpu::Device& devi
     l.epsilon = desc.epsilon;
     l.activation = desc.activation;
     l.partials = desc.partials;
+    l.split = desc.split;
 
     auto op = std::unique_ptr<GroupNormalization>(new GroupNormalization(device));
     GroupedNormalizationBuilder::build(*op, device, l);

@@ -12,6 +12,15 @@
 //     stored for group (w / partials) and writes chunk (w % partials).
 //   NORM_STATS: also stores the group's mean and 1 / sqrt(var + epsilon) (LayerNormalization's
 //     optional outputs, always fp32).
+//   NORM_COOP: the split in one dispatch. Workgroup w keeps chunk (w % partials) of group
+//     (w / partials) in registers, publishes the chunk's moments and waits for the group's other
+//     workgroups to publish theirs, then writes its chunk from the registers: the input read once,
+//     no second dispatch. Vulkan promises no concurrency between the workgroups of a dispatch, so
+//     the wait is bounded (spec_spins polls): past it the workgroup computes every chunk's
+//     moments itself, from X, in the same order and by the same code as their owners, so the
+//     result does not depend on which path a workgroup took. With spec_cached 0 the chunk is
+//     streamed instead of held (any size) and read again for the output, from the L2 cache
+//     while it is fresh.
 // The scale/bias index k of element i of group g is ((g % spec_param_groups) * m + i) / spec_param_div,
 // which covers per-channel (Instance, Group), per-group (opset-18 Group) and per-element (Layer)
 // parameters; spec_broadcast instead derives it from X's coordinates and the push-constant
@@ -33,6 +42,8 @@ layout(constant_id = 8) const uint spec_vec = 1;
 // Single pass, spec_vec > 1: units per invocation held in registers between the moments and the
 // output (the group read once), at most NORM_MAX_CACHED vec4 slices; 0 reads the group twice.
 layout(constant_id = 9) const uint spec_cached = 0;
+// NORM_COOP: polls of the group's arrival counter before a workgroup stops waiting.
+layout(constant_id = 10) const uint spec_spins = 16384;
 #define NORM_MAX_CACHED 8
 #include "norm/norm_units.glsl"
 layout(std430, set = 0, binding = 1) readonly buffer Scale { sfloat data[]; } scale;
@@ -40,7 +51,14 @@ layout(std430, set = 0, binding = 2) readonly buffer Bias { sfloat data[]; } bia
 layout(std430, set = 0, binding = 3) writeonly buffer Y { sfloat data[]; } y;
 layout(std430, set = 0, binding = 3) writeonly buffer Y4 { sfloat4 data[]; } y4;
 layout(std430, set = 0, binding = 3) writeonly buffer Y16 { uvec4 data[]; } y16;
-#if NORM_SPLIT
+#if NORM_COOP
+// The op's own buffer, zero between runs: a ticket counter and a departure counter for the whole
+// dispatch (0, 1), per group an arrival and a departure counter (2 + 2 g, 3 + 2 g), then per
+// workgroup its chunk's (n, mean, m2) as float bits (at 2 + 2 groups + 3 w). The last workgroup
+// of a group to leave puts the group's counters back to zero, the dispatch's last the first two.
+layout(std430, set = 0, binding = 4) coherent buffer Sync { uint data[]; } sync_buf;
+#define NORM_STATS_BINDING 5
+#elif NORM_SPLIT
 layout(std430, set = 0, binding = 4) readonly buffer Partials { float data[]; } partials;
 #define NORM_STATS_BINDING 5
 #else
@@ -84,6 +102,174 @@ void store_y_unit(uint u, vec4 lo, vec4 hi, float shift, float mean, float inv_s
     }
 }
 
+// The cached form: units first + lid + k wg (k < spec_cached, below `last`) of the group whose
+// first unit is b, loaded into `cached` relative to `shift`; each invocation's own moments exactly
+// in two passes over its registers, then merged over the workgroup (every invocation gets them).
+const uint CACHE_SLICES = spec_vec == 8 ? 2 : 1;
+Moments cached_moments(uint b, uint first, uint last, float shift, inout vec4 cached[NORM_MAX_CACHED]) {
+    const uint wg = gl_WorkGroupSize.x, lid = gl_LocalInvocationID.x;
+    float n = 0.0, sum = 0.0;
+    [[unroll]] for (uint k = 0; k < NORM_MAX_CACHED; ++k) {
+        if (k >= spec_cached) break;
+        const uint u = first + lid + k * wg;
+        vec4 lo = vec4(0.0), hi = vec4(0.0);
+        if (u < last) {
+            load_x_unit(b + u, lo, hi);
+            lo -= shift;
+            hi -= shift;
+            n += float(spec_vec);
+            sum += dot(lo, vec4(1.0)) + (spec_vec == 8 ? dot(hi, vec4(1.0)) : 0.0);
+        }
+        cached[k * CACHE_SLICES] = lo;
+        if (spec_vec == 8) cached[k * CACHE_SLICES + 1] = hi;
+    }
+    const float mean = n > 0.0 ? sum / n : 0.0;
+    float m2 = 0.0;
+    [[unroll]] for (uint k = 0; k < NORM_MAX_CACHED; ++k) {
+        if (k >= spec_cached) break;
+        if (first + lid + k * wg >= last) break;
+        [[unroll]] for (uint h = 0; h < CACHE_SLICES; ++h) {
+            const vec4 d = cached[k * CACHE_SLICES + h] - mean;
+            m2 += dot(d, d);
+        }
+    }
+    return moments_reduce(Moments(n, mean, m2));
+}
+
+// Units first + lid + k wg (below `last`) of Y from `cached` (relative to the shift).
+void store_cached(uint b, uint first, uint last, vec4 cached[NORM_MAX_CACHED], float mean, float inv_std,
+                  uint param_base, bool group_param, float gscale, float gbias) {
+    const uint wg = gl_WorkGroupSize.x, lid = gl_LocalInvocationID.x;
+    [[unroll]] for (uint k = 0; k < NORM_MAX_CACHED; ++k) {
+        if (k >= spec_cached) break;
+        const uint u = first + lid + k * wg;
+        if (u >= last) break;
+        store_y_unit(b + u, cached[k * CACHE_SLICES], spec_vec == 8 ? cached[k * CACHE_SLICES + 1] : vec4(0.0), 0.0,
+                     mean, inv_std, param_base + spec_vec * u, group_param, gscale, gbias);
+    }
+}
+
+// Units first + lid, first + lid + wg, ... (below `last`) of Y from X, read again: four units per
+// step (workgroup-strided), loaded before any is stored.
+void store_from_x(uint b, uint first, uint last, float shift, float mean, float inv_std, uint param_base,
+                  bool group_param, float gscale, float gbias) {
+    const uint wg = gl_WorkGroupSize.x;
+    for (uint i = first + gl_LocalInvocationID.x; i < last; i += 4 * wg) {
+        vec4 lo[4], hi[4];
+        for (uint k = 0; k < 4; ++k)
+            if (i + k * wg < last) load_x_unit(b + i + k * wg, lo[k], hi[k]);
+        for (uint k = 0; k < 4; ++k) {
+            const uint u = i + k * wg;
+            if (u >= last) break;
+            store_y_unit(b + u, lo[k], hi[k], shift, mean, inv_std, param_base + spec_vec * u, group_param, gscale,
+                         gbias);
+        }
+    }
+}
+
+#if NORM_COOP
+// Chunk k's moments: from the registers (spec_cached > 0, which also fills `cached`) or a
+// streaming pass over X.
+Moments coop_chunk(uint b, uint k, float shift, inout vec4 cached[NORM_MAX_CACHED]) {
+    const uint chunk_units = spec_chunk / spec_vec, last_unit = spec_m / spec_vec;
+    const uint first = k * chunk_units, last = min(first + chunk_units, last_unit);
+    if (spec_cached > 0) return cached_moments(b, first, last, shift, cached);
+    return chunk_moments(b * spec_vec, first * spec_vec, last * spec_vec, shift);
+}
+
+shared bool sh_waited; // the group's moments came from its workgroups (not computed here)
+shared Moments sh_total;
+shared uint sh_ticket;
+
+// Leaving the dispatch: the last workgroup of the grid to leave makes the tickets start at 0 again.
+void depart_dispatch() {
+    const uint launched = gl_NumWorkGroups.x * gl_NumWorkGroups.y;
+    if (atomicAdd(sync_buf.data[1], 1u) == launched - 1) {
+        atomicExchange(sync_buf.data[0], 0u);
+        atomicExchange(sync_buf.data[1], 0u);
+    }
+}
+
+void main() {
+    // Chunks by ticket, in the order workgroups start: a waiting workgroup's group-mates started
+    // before it or take the next tickets, so the wait needs only as many workgroups side by side
+    // as a group has, whatever order the device launches the grid in.
+    const uint lid = gl_LocalInvocationID.x;
+    if (lid == 0) sh_ticket = atomicAdd(sync_buf.data[0], 1u);
+    barrier();
+    const uint w = sh_ticket;
+    if (w >= p.groups * spec_partials) { // the grid's spare workgroups (folded into y)
+        if (lid == 0) depart_dispatch();
+        return;
+    }
+    const uint group = w / spec_partials, part = w % spec_partials;
+    const uint base = group * spec_m, b = base / spec_vec, chunk_units = spec_chunk / spec_vec;
+    const uint last_unit = spec_m / spec_vec;
+    const float shift = float(x.data[base]);
+    const uint first = part * chunk_units, last = min(first + chunk_units, last_unit);
+    vec4 cached[NORM_MAX_CACHED];
+    const Moments own = coop_chunk(b, part, shift, cached);
+
+    const uint counters = 2 + 2 * group, slots = 2 + 2 * p.groups + 3 * group * spec_partials;
+    if (lid == 0) {
+        sync_buf.data[slots + 3 * part] = floatBitsToUint(own.n);
+        sync_buf.data[slots + 3 * part + 1] = floatBitsToUint(own.mean);
+        sync_buf.data[slots + 3 * part + 2] = floatBitsToUint(own.m2);
+        memoryBarrierBuffer(); // the moments before the arrival
+        atomicAdd(sync_buf.data[counters], 1u);
+        uint arrived = 0;
+        for (uint i = 0; i < spec_spins; ++i) {
+            arrived = atomicAdd(sync_buf.data[counters], 0u);
+            if (arrived >= spec_partials) break;
+        }
+        const bool waited = arrived >= spec_partials;
+        sh_waited = waited;
+        if (waited) {
+            memoryBarrierBuffer(); // the arrivals before the moments they publish
+            // Merged in chunk order: the same total in every workgroup of the group.
+            Moments t = Moments(0.0, 0.0, 0.0);
+            for (uint k = 0; k < spec_partials; ++k)
+                t = moments_merge(t, Moments(uintBitsToFloat(sync_buf.data[slots + 3 * k]),
+                                             uintBitsToFloat(sync_buf.data[slots + 3 * k + 1]),
+                                             uintBitsToFloat(sync_buf.data[slots + 3 * k + 2])));
+            sh_total = t;
+        }
+        // Leaving: this workgroup reads the group's slots and counters no more. The last to leave
+        // (every one has arrived, none polls any longer) makes the group's counters zero again.
+        if (atomicAdd(sync_buf.data[counters + 1], 1u) == spec_partials - 1) {
+            atomicExchange(sync_buf.data[counters], 0u);
+            atomicExchange(sync_buf.data[counters + 1], 0u);
+        }
+        depart_dispatch();
+    }
+    barrier();
+    Moments m;
+    if (sh_waited) {
+        m = sh_total;
+    } else {
+        // Not all of the group's workgroups ran beside this one: every chunk's moments from X,
+        // as their owners computed them, merged in the same order; then this chunk again.
+        // (A barrier after each: moments_reduce's result is read from shared memory that its next
+        // call overwrites.)
+        m = Moments(0.0, 0.0, 0.0);
+        for (uint k = 0; k < spec_partials; ++k) {
+            m = moments_merge(m, coop_chunk(b, k, shift, cached));
+            barrier();
+        }
+        if (spec_cached > 0) coop_chunk(b, part, shift, cached);
+    }
+    const float inv_std = 1.0 / sqrt(m.m2 / m.n + p.epsilon);
+    const uint param_base = (group % spec_param_groups) * spec_m;
+    const bool group_param = spec_param_div == spec_m;
+    const uint gsi = param_base / spec_param_div;
+    const float gscale = group_param ? float(scale.data[gsi]) : 0.0;
+    const float gbias = group_param && spec_has_bias ? float(bias.data[gsi]) : 0.0;
+    if (spec_cached > 0)
+        store_cached(b, first, last, cached, m.mean, inv_std, param_base, group_param, gscale, gbias);
+    else
+        store_from_x(b, first, last, shift, m.mean, inv_std, param_base, group_param, gscale, gbias);
+}
+#else
 void main() {
     uint w = norm_workgroup_id();
     if (w >= p.groups * spec_partials) return; // whole workgroups only: no barrier is skipped by half of one
@@ -118,39 +304,11 @@ void main() {
     uint begin = part * spec_chunk;
     uint end = min(begin + spec_chunk, spec_m);
 #else
-    // The cached form: every unit of the invocation loaded first, its own moments exactly in two
-    // passes over the registers (relative to the shift), then merged over the workgroup.
-    const uint slices = spec_vec == 8 ? 2 : 1;
+    // The cached form: the group read once, held in registers between the moments and the output.
     vec4 cached[NORM_MAX_CACHED];
     Moments m;
     if (spec_cached > 0) {
-        const uint wg = gl_WorkGroupSize.x, last = spec_m / spec_vec;
-        float n = 0.0, sum = 0.0;
-        [[unroll]] for (uint k = 0; k < NORM_MAX_CACHED; ++k) {
-            if (k >= spec_cached) break;
-            const uint u = lid + k * wg;
-            vec4 lo = vec4(0.0), hi = vec4(0.0);
-            if (u < last) {
-                load_x_unit(base / spec_vec + u, lo, hi);
-                lo -= shift;
-                hi -= shift;
-                n += float(spec_vec);
-                sum += dot(lo, vec4(1.0)) + (spec_vec == 8 ? dot(hi, vec4(1.0)) : 0.0);
-            }
-            cached[k * slices] = lo;
-            if (spec_vec == 8) cached[k * slices + 1] = hi;
-        }
-        const float mean = n > 0.0 ? sum / n : 0.0;
-        float m2 = 0.0;
-        [[unroll]] for (uint k = 0; k < NORM_MAX_CACHED; ++k) {
-            if (k >= spec_cached) break;
-            if (lid + k * wg >= last) break;
-            [[unroll]] for (uint h = 0; h < slices; ++h) {
-                const vec4 d = cached[k * slices + h] - mean;
-                m2 += dot(d, d);
-            }
-        }
-        m = moments_reduce(Moments(n, mean, m2));
+        m = cached_moments(base / spec_vec, 0, spec_m / spec_vec, shift, cached);
     } else {
         m = chunk_moments(base, 0, spec_m, shift);
     }
@@ -177,29 +335,11 @@ void main() {
 #if !NORM_SPLIT
         if (spec_cached > 0) {
             // From the registers (already relative to the shift): no second read.
-            [[unroll]] for (uint k = 0; k < NORM_MAX_CACHED; ++k) {
-                if (k >= spec_cached) break;
-                const uint u = lid + k * wg;
-                if (u >= last) break;
-                store_y_unit(b + u, cached[k * slices], spec_vec == 8 ? cached[k * slices + 1] : vec4(0.0), 0.0,
-                             m.mean, inv_std, param_base + spec_vec * u, group_param, gscale, gbias);
-            }
+            store_cached(b, 0, last, cached, m.mean, inv_std, param_base, group_param, gscale, gbias);
             return;
         }
 #endif
-        // Four units per step (workgroup-strided), loaded before any is stored.
-        uint i = begin / spec_vec + lid;
-        for (; i < last; i += 4 * wg) {
-            vec4 lo[4], hi[4];
-            for (uint k = 0; k < 4; ++k)
-                if (i + k * wg < last) load_x_unit(b + i + k * wg, lo[k], hi[k]);
-            for (uint k = 0; k < 4; ++k) {
-                const uint u = i + k * wg;
-                if (u >= last) break;
-                store_y_unit(b + u, lo[k], hi[k], shift, m.mean, inv_std, param_base + spec_vec * u, group_param,
-                             gscale, gbias);
-            }
-        }
+        store_from_x(b, begin / spec_vec, last, shift, m.mean, inv_std, param_base, group_param, gscale, gbias);
         return;
     }
     for (uint i = begin + lid; i < end; i += gl_WorkGroupSize.x) {
@@ -224,3 +364,4 @@ void main() {
         y.data[base + i] = sfloat(vkml_activate(spec_activation, v, p.alpha, p.beta));
     }
 }
+#endif

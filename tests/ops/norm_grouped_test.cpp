@@ -403,5 +403,185 @@ TEST_F(NormGroupNormalization, DescriptorErrors) {
            {"GroupNormalization", "rank"});
 }
 
+// ---------------------------------------------------------------------------------------------
+// The split in one dispatch (NormSplit::OneDispatch): each workgroup keeps its chunk in registers
+// and waits (bounded) for its group's other workgroups' moments. run_op records every op twice,
+// so the second run also checks that the first left the op's counters at zero.
+
+class NormOneDispatch : public GpuTest {
+protected:
+    std::unique_ptr<ops::InstanceNormalization> instance(const HostTensor& x, const HostTensor& scale,
+                                                         const HostTensor& bias, uint32_t partials,
+                                                         Activation act) {
+        return ops::InstanceNormalization::create(dev(), {.input = x.desc,
+                                                          .scale = scale.desc,
+                                                          .bias = bias.desc,
+                                                          .activation = act,
+                                                          .partials = partials,
+                                                          .split = ops::NormSplit::OneDispatch});
+    }
+    // Runs InstanceNormalization of x (N, C, ...) in one dispatch; returns its partials.
+    uint32_t run(const gpu::Shape& shape, DType dt, uint32_t seed, uint32_t partials, double offset = 0,
+                 Activation act = {}) {
+        const HostTensor x = random_tensor(shape, dt, seed, offset - 2, offset + 2);
+        const HostTensor scale = random_tensor({shape[1]}, dt, seed + 1);
+        const HostTensor bias = random_tensor({shape[1]}, dt, seed + 2);
+        auto op = instance(x, scale, bias, partials, act);
+        EXPECT_TRUE(op->one_dispatch()) << label(shape, dt, op->partials());
+        const auto out = run_op(dev(), *op, {x, scale, bias}, 2);
+        check(out[0], ref_norm::instance_norm(x, scale, bias, 1e-5f, act),
+              tolerance(dt, grouped_f32, grouped_f16),
+              "InstanceNormalization one dispatch " + label(shape, dt, op->partials()) + " offset " +
+                  std::to_string(offset));
+        return op->partials();
+    }
+};
+
+TEST_F(NormOneDispatch, InstanceChunksHeldInRegisters) {
+    for (DType dt : float_dtypes(dev())) {
+        EXPECT_EQ(run({1, 3, 40, 48}, dt, 400, 3), 3u);   // chunks of 640
+        EXPECT_EQ(run({1, 2, 40, 48}, dt, 401, 20), 20u); // chunks of 96
+        EXPECT_EQ(run({2, 3, 1, 16}, dt, 402, 2), 2u);    // f16: chunks of one unit
+        // 408 elements in 4 chunks of 104 (f16: 13 units), a large offset and an activation.
+        EXPECT_EQ(run({2, 3, 17, 24}, dt, 403, 4, 100.0, {ActivationKind::Relu}), 4u);
+        // f16 groups of whole 4-vectors: 8-byte units.
+        EXPECT_EQ(run({1, 2, 3, 36}, dt, 404, 3), 3u);
+        // By size (streamed chunks): the two-dispatch split's 4 chunks of 4100.
+        EXPECT_GE(run({1, 2, 100, 164}, dt, 405, 0), 3u);
+        EXPECT_GE(run({1, 2, 100, 164}, dt, 406, 0, 1000.0, {ActivationKind::LeakyRelu, 0.2f}), 3u);
+    }
+}
+
+TEST_F(NormOneDispatch, InstanceChunksStreamed) {
+    // Chunks larger than a workgroup holds (16640 elements in 2), or VKML_NORM_HOLD=0: each
+    // workgroup streams its chunk for the moments and reads it again for the output.
+    for (DType dt : float_dtypes(dev())) {
+        const HostTensor x = random_tensor({1, 3, 128, 130}, dt, 407, 98, 102);
+        const HostTensor scale = random_tensor({3}, dt, 408), bias = random_tensor({3}, dt, 409);
+        auto op = instance(x, scale, bias, 2, {});
+        EXPECT_TRUE(op->one_dispatch());
+        EXPECT_EQ(op->partials(), 2u);
+        EXPECT_EQ(op->cached_units(), 0u);
+        check(run_op(dev(), *op, {x, scale, bias}, 2)[0], ref_norm::instance_norm(x, scale, bias, 1e-5f, {}),
+              tolerance(dt, offset_f32, offset_f16), "InstanceNormalization one dispatch streamed");
+        ::setenv("VKML_NORM_HOLD", "0", 1);
+        auto streamed = instance(x, scale, bias, 5, {ActivationKind::Relu});
+        ::unsetenv("VKML_NORM_HOLD");
+        EXPECT_TRUE(streamed->one_dispatch());
+        EXPECT_EQ(streamed->cached_units(), 0u);
+        check(run_op(dev(), *streamed, {x, scale, bias}, 2)[0],
+              ref_norm::instance_norm(x, scale, bias, 1e-5f, {ActivationKind::Relu}),
+              tolerance(dt, offset_f32, offset_f16), "InstanceNormalization one dispatch streamed, 5 chunks");
+    }
+}
+
+TEST_F(NormOneDispatch, SameResultWhenTheWaitRunsOut) {
+    // VKML_NORM_SPINS=0: no workgroup waits; each computes every chunk's moments from X, in the
+    // owners' order and by their code, so the output is the waiting kernel's bit for bit.
+    // Held and streamed chunks.
+    for (DType dt : float_dtypes(dev()))
+        for (const char* hold : {"1", "0"}) {
+            const gpu::Shape shape{2, 3, 40, 56};
+            const HostTensor x = random_tensor(shape, dt, 410, -1, 3);
+            const HostTensor scale = random_tensor({3}, dt, 411), bias = random_tensor({3}, dt, 412);
+            ::setenv("VKML_NORM_HOLD", hold, 1);
+            auto waits = instance(x, scale, bias, 5, {});
+            ::setenv("VKML_NORM_SPINS", "0", 1);
+            auto alone = instance(x, scale, bias, 5, {});
+            ::unsetenv("VKML_NORM_SPINS");
+            ::unsetenv("VKML_NORM_HOLD");
+            ASSERT_TRUE(waits->one_dispatch() && alone->one_dispatch());
+            EXPECT_EQ(waits->cached_units() > 0, hold[0] == '1');
+            const auto a = run_op(dev(), *waits, {x, scale, bias}, 2);
+            const auto b = run_op(dev(), *alone, {x, scale, bias}, 2);
+            check(b[0], ref_norm::instance_norm(x, scale, bias, 1e-5f, {}),
+                  tolerance(dt, grouped_f32, grouped_f16),
+                  "InstanceNormalization one dispatch, no waiting " + label(shape, dt, alone->partials()));
+            expect_equal(b[0], a[0], "no waiting vs waiting " + std::string(gpu::dtype_name(dt)));
+        }
+}
+
+TEST_F(NormOneDispatch, LayerAndGroupNormalization) {
+    for (DType dt : float_dtypes(dev())) {
+        // LayerNormalization: per-element scale and bias over 3 x 640 rows, 3 chunks a row.
+        const HostTensor x = random_tensor({2, 3, 40, 16}, dt, 420, -2, 2);
+        const HostTensor scale = random_tensor({3, 40, 16}, dt, 421),
+                         bias = random_tensor({3, 40, 16}, dt, 422);
+        auto layer = ops::LayerNormalization::create(dev(), {.input = x.desc,
+                                                             .scale = scale.desc,
+                                                             .bias = bias.desc,
+                                                             .axis = 1,
+                                                             .partials = 3,
+                                                             .split = ops::NormSplit::OneDispatch});
+        EXPECT_TRUE(layer->one_dispatch());
+        EXPECT_EQ(layer->partials(), 3u);
+        check(run_op(dev(), *layer, {x, scale, bias}, 2)[0],
+              ref_norm::layer_norm(x, scale, &bias, 1, 1e-5f, {}).y, tolerance(dt, grouped_f32, grouped_f16),
+              "LayerNormalization one dispatch " + std::string(gpu::dtype_name(dt)));
+        // GroupNormalization: per-channel (several channels a chunk) and per-group parameters.
+        for (bool per_group : {false, true}) {
+            const HostTensor gx = random_tensor({2, 4, 37, 40}, dt, 423, 98, 102);
+            const gpu::Shape ps{per_group ? 2 : 4};
+            const HostTensor gs = random_tensor(ps, dt, 424), gb = random_tensor(ps, dt, 425);
+            auto group = ops::GroupNormalization::create(dev(), {.input = gx.desc,
+                                                                 .scale = gs.desc,
+                                                                 .bias = gb.desc,
+                                                                 .num_groups = 2,
+                                                                 .activation = {ActivationKind::Silu},
+                                                                 .partials = 5,
+                                                                 .split = ops::NormSplit::OneDispatch});
+            EXPECT_TRUE(group->one_dispatch());
+            EXPECT_EQ(group->partials(), 5u);
+            check(run_op(dev(), *group, {gx, gs, gb}, 2)[0],
+                  ref_norm::group_norm(gx, gs, gb, 2, 1e-5f, {ActivationKind::Silu}),
+                  tolerance(dt, offset_f32, offset_f16),
+                  "GroupNormalization one dispatch " + std::string(gpu::dtype_name(dt)) +
+                      (per_group ? " per-group" : " per-channel"));
+        }
+    }
+}
+
+TEST_F(NormOneDispatch, TwoDispatchesAndAutoChoice) {
+    const TensorDesc x{{1, 2, 100, 164}, DType::f32}, c2{{2}, DType::f32};
+    // TwoDispatches never takes it; Auto takes it where the device reports its multiprocessors
+    // (2 x 4 workgroups fit any), not on a CPU implementation.
+    auto two = ops::InstanceNormalization::create(
+        dev(), {.input = x, .scale = c2, .bias = c2, .split = ops::NormSplit::TwoDispatches});
+    EXPECT_FALSE(two->one_dispatch());
+    EXPECT_GT(two->partials(), 1u);
+    auto by_size = ops::InstanceNormalization::create(dev(), {.input = x, .scale = c2, .bias = c2});
+    EXPECT_EQ(by_size->one_dispatch(),
+              dev().caps().multiprocessors > 0 && dev().caps().device_type != VK_PHYSICAL_DEVICE_TYPE_CPU);
+}
+
+TEST_F(NormOneDispatch, DescriptorErrors) {
+    const TensorDesc c3{{3}, DType::f32};
+    auto expect = [&](const ops::InstanceNormalizationDesc& d, std::initializer_list<const char*> needles) {
+        expect_error([&] { ops::InstanceNormalization::create(dev(), d); }, needles);
+    };
+    // Planes of no whole 4-vector.
+    expect(
+        {.input = {{1, 3, 3, 11}, DType::f32}, .scale = c3, .bias = c3, .split = ops::NormSplit::OneDispatch},
+        {"InstanceNormalization", "split", "OneDispatch", "33 elements"});
+    expect({.input = {{1, 3, 8, 8}, DType::f32}, .scale = c3, .bias = c3, .split = ops::NormSplit(7)},
+           {"InstanceNormalization", "split", "unknown"});
+    // Mean and InvStdDev outputs, broadcast scale.
+    const TensorDesc lx{{4, 64}, DType::f32};
+    expect_error(
+        [&] {
+            ops::LayerNormalization::create(dev(), {.input = lx,
+                                                    .scale = {{64}, DType::f32},
+                                                    .stats_outputs = true,
+                                                    .split = ops::NormSplit::OneDispatch});
+        },
+        {"LayerNormalization", "split", "Mean/InvStdDev"});
+    expect_error(
+        [&] {
+            ops::LayerNormalization::create(
+                dev(), {.input = lx, .scale = {{1}, DType::f32}, .split = ops::NormSplit::OneDispatch});
+        },
+        {"LayerNormalization", "split", "broadcast"});
+}
+
 } // namespace
 } // namespace vkml::test

@@ -9,13 +9,16 @@
 // fused activation. A group is reduced either by one workgroup ("single-pass": statistics, then the
 // output, in one dispatch) or, when there are few large groups, by several workgroups per group
 // ("split": per-workgroup partial moments into scratch, then a second dispatch merges them and
-// writes its share of the output), so that few large planes still fill the GPU.
+// writes its share of the output), so that few large planes still fill the GPU. The split can also
+// run as one dispatch (NormSplit::OneDispatch): each workgroup waits for the group's other
+// workgroups' moments, then writes its chunk while it is still in the L2 cache (or registers).
 #include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <vector>
 
+#include "vkml/gpu/buffer.hpp"
 #include "vkml/ops/op.hpp"
 
 namespace vkml::gpu {
@@ -51,6 +54,25 @@ private:
     Activation activation_;
 };
 
+// How the workgroups that split one group (partials > 1) combine its moments.
+//   TwoDispatches: every chunk's moments into scratch, then a second dispatch merges them and
+//     writes the output: the input is read twice.
+//   OneDispatch: each workgroup computes its chunk's moments, publishes them in the op's own
+//     buffer and waits for the group's other workgroups to publish theirs, then writes its chunk,
+//     reading it again while it is in the L2 cache (streamed) or, where partials is given, from
+//     registers (held: chunks of up to 8192 elements, the input read once). Vulkan does not
+//     promise that a dispatch's workgroups run side by side, so the wait is bounded; a workgroup
+//     that waited too long computes the group's moments itself (the same result, more reads).
+//     Workgroups take their chunks in the order they start, so a wait needs only a group's
+//     workgroups side by side, never the whole grid's. For groups of whole
+//     16-byte units (8-byte for f16 groups of whole 4-vectors) with no broadcast parameters and no
+//     Mean/InvStdDev outputs; asking for it elsewhere is an error. X and Y not on 16 bytes at
+//     record time take the two-dispatch kernels.
+//   Auto: OneDispatch (streamed) where it applies on a GPU that reports its multiprocessors
+//     (Capabilities::multiprocessors) when all the workgroups fit on them at once (four each) and
+//     a group has at most 64; TwoDispatches elsewhere.
+enum class NormSplit : uint8_t { Auto, TwoDispatches, OneDispatch };
+
 // What Instance, Layer and Group normalization share: the compiled kernels and their launch shape.
 // Not constructed by users; see the three ops below.
 class GroupedNormalization : public Op {
@@ -58,9 +80,12 @@ public:
     // Workgroups that share one group's statistics: 1 for the single-pass kernel, more for the
     // split kernel.
     uint32_t partials() const { return partials_; }
-    // Units (16 or 8 bytes) each invocation of the single-pass kernel keeps in registers, so the
-    // group is read once, when X and Y start on 16 bytes; 0 where it reads the group twice.
+    // Units (16 or 8 bytes) each invocation of the single-pass kernel (or of the one-dispatch
+    // split's held form) keeps in registers, so the group is read once, when X and Y start on 16
+    // bytes; 0 where it reads the group (its chunk) twice.
     uint32_t cached_units() const { return cached_units_; }
+    // Whether the split runs as one dispatch (NormSplit::OneDispatch, chosen or asked for).
+    bool one_dispatch() const { return coop_ != nullptr; }
 
 protected:
     explicit GroupedNormalization(gpu::Device& device) : Op(device) {}
@@ -75,7 +100,11 @@ protected:
     // whole 4-vectors only; per-channel or per-element parameters), taken when X and Y start on 16
     // bytes.
     const gpu::Pipeline *single_vec_ = nullptr, *moments_vec_ = nullptr, *apply_vec_ = nullptr;
-    std::array<uint32_t, 3> grid_{};         // workgroups: groups x partials, folded into y when large
+    // The one-dispatch split (whole units only) and its counters and published moments, zero
+    // between runs.
+    const gpu::Pipeline* coop_ = nullptr;
+    gpu::Buffer sync_;
+    std::array<uint32_t, 3> grid_{}; // workgroups: groups x partials, folded into y when large
     uint32_t partials_ = 1;
     uint32_t cached_units_ = 0;
     bool has_bias_ = true;
@@ -94,6 +123,7 @@ struct InstanceNormalizationDesc {
     // planes); a value forces that many (at most 256, or the device's workgroup-size limit; fewer
     // when the plane has fewer elements), so tests reach both kernels.
     uint32_t partials = 0;
+    NormSplit split = NormSplit::Auto; // how a split plane's workgroups combine their moments
 };
 
 class InstanceNormalization final : public GroupedNormalization {
@@ -121,6 +151,7 @@ struct LayerNormalizationDesc {
     bool stats_outputs = false;
     Activation activation;
     uint32_t partials = 0; // as InstanceNormalizationDesc::partials, per normalized row
+    NormSplit split = NormSplit::Auto;
 };
 
 class LayerNormalization final : public GroupedNormalization {
@@ -145,6 +176,7 @@ struct GroupNormalizationDesc {
     int64_t stash_type = 1; // fp32 statistics only
     Activation activation;  // e.g. the SiLU that follows GroupNorm in diffusion U-Nets
     uint32_t partials = 0;  // as InstanceNormalizationDesc::partials, per (n, group)
+    NormSplit split = NormSplit::Auto;
 };
 
 class GroupNormalization final : public GroupedNormalization {
@@ -190,7 +222,7 @@ private:
 // One invocation per channel (two passes over its N x spatial elements in fp32): simple, not fast.
 // Outputs: Y, running_mean, running_var.
 struct BatchNormTrainingDesc {
-    TensorDesc input; // (N, C, D1, ...), rank >= 2
+    TensorDesc input;                              // (N, C, D1, ...), rank >= 2
     TensorDesc scale, bias, input_mean, input_var; // [C]
     float epsilon = 1e-5f;
     float momentum = 0.9f;
