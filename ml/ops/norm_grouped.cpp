@@ -30,9 +30,10 @@ constexpr uint64_t min_split_chunk = 4096;
 // The widest workgroup used; stage 2 merges at most one partial per invocation, so this also caps
 // the number of partials.
 constexpr uint32_t max_workgroup = 256;
-// Units of 16 bytes each invocation holds in registers: 8 vec4 slices (normalize.comp's
-// NORM_MAX_CACHED), so 8192 elements per 256-invocation workgroup.
-constexpr uint32_t max_cached_slices = 8;
+// Elements each invocation holds in registers, one unit per uvec4 slot (normalize.comp's
+// NORM_MAX_CACHED): 8 units of 4 elements or 4 of 8 packed halves, 8192 elements per
+// 256-invocation workgroup.
+constexpr uint32_t max_cached_elements = 32;
 // The one-dispatch split by default only while a group needs at most this many workgroups beside
 // each other (any discrete GPU holds 64 workgroups of 256 at once; more may wait past the bound).
 constexpr uint64_t max_auto_one_dispatch = 64;
@@ -122,17 +123,16 @@ struct GroupedNormalizationBuilder {
             return (c + unit - 1) / unit * unit;
         };
 
-        // The split in one dispatch. Streamed by size: the two-dispatch split's chunks, read again
-        // for the output while they are in the L2 cache; taken where the device reports its
-        // multiprocessors and all the workgroups fit on them at once (four of 256 invocations
-        // each), since a group's workgroups finish together and workgroups waiting for a free
-        // slot hold the whole group up (InstanceNorm 64ch @ 480x270 on the H200: 512 workgroups
-        // 15.4 us, 1024 workgroups 26 us, against 18.6 us in two dispatches). Held where partials
-        // is given with OneDispatch (or VKML_NORM_HOLD=1): each workgroup keeps its chunk in
-        // registers (at most `capacity` elements), the input read once (1024 held workgroups
-        // took 25.6 us there).
-        const uint64_t slices_per_unit = unit == 8 ? 2 : 1;
-        const uint64_t capacity = uint64_t(widest) * (max_cached_slices / slices_per_unit) * unit;
+        // The split in one dispatch, where all its workgroups fit the device at once (the device
+        // reports its multiprocessors; four workgroups of 256 invocations each): a group's
+        // workgroups finish together, so workgroups waiting for a free slot hold their group up
+        // (InstanceNorm 64ch @ 480x270 on the H200: 512 workgroups 15.4 us, 1024 workgroups 26 us,
+        // against 18.6 us in two dispatches). Streamed by size: the two-dispatch split's chunks,
+        // read again for the output while they are in the L2 cache. Held where partials is given
+        // with OneDispatch (or VKML_NORM_HOLD=1) and the chunks fit: each workgroup keeps its
+        // chunk in registers (at most `capacity` elements), the input read once, which measured
+        // slower there (f16 with 512 workgroups 18.0 us against 16.1 us streamed).
+        const uint64_t capacity = uint64_t(widest) * max_cached_elements;
         const bool coop_applies = vec && !l.stats_outputs;
         if (l.split == NormSplit::OneDispatch && !coop_applies)
             fail(name, "split",
@@ -148,15 +148,16 @@ struct GroupedNormalizationBuilder {
             const bool hold_asked = hold_env && *hold_env
                                         ? std::string(hold_env) != "0"
                                         : l.split == NormSplit::OneDispatch && l.partials != 0;
-            held = hold_asked && chunk_for(held_parts) <= capacity;
-            const uint64_t parts = held ? held_parts : parts_for(partials);
             // VKML_NORM_ONE_DISPATCH=0 keeps Auto on two dispatches (side-by-side timing).
             const char* env = std::getenv("VKML_NORM_ONE_DISPATCH");
             const uint64_t slots = uint64_t(device.caps().multiprocessors) * resident_per_multiprocessor;
-            const bool fits = !(env && std::string(env) == "0") && l.groups * parts <= slots &&
-                              parts <= max_auto_one_dispatch &&
-                              device.caps().device_type != VK_PHYSICAL_DEVICE_TYPE_CPU;
-            if (parts > 1 && (l.split == NormSplit::OneDispatch || fits)) coop_partials = parts;
+            auto fits = [&](uint64_t parts) {
+                return !(env && std::string(env) == "0") && l.groups * parts <= slots &&
+                       parts <= max_auto_one_dispatch && device.caps().device_type != VK_PHYSICAL_DEVICE_TYPE_CPU;
+            };
+            held = hold_asked && chunk_for(held_parts) <= capacity;
+            const uint64_t parts = held ? held_parts : parts_for(partials);
+            if (parts > 1 && (l.split == NormSplit::OneDispatch || fits(parts))) coop_partials = parts;
         }
         if (coop_partials > 0) partials = coop_partials;
         uint64_t chunk = chunk_for(partials);
@@ -178,7 +179,7 @@ struct GroupedNormalizationBuilder {
             // slices per invocation: 8192 elements at 256 invocations), each invocation keeps
             // its units between the moments and the output, so the group is read once.
             const uint64_t units = l.m / unit, upt = (units + wg - 1) / wg;
-            const uint32_t cached = vec && upt * (unit == 8 ? 2 : 1) <= 8 ? uint32_t(upt) : 0;
+            const uint32_t cached = vec && upt * unit <= max_cached_elements ? uint32_t(upt) : 0;
             op.cached_units_ = cached;
             auto single = [&](bool v) {
                 return &device.pipeline(

@@ -39,8 +39,9 @@ layout(constant_id = 7) const bool spec_broadcast = false;
 // Elements per load and store: 8 (f16, 16 bytes of packed halves), 4 or 1; spec_m and
 // spec_chunk multiples of it, X and Y on 16 bytes, no broadcast parameters.
 layout(constant_id = 8) const uint spec_vec = 1;
-// Single pass, spec_vec > 1: units per invocation held in registers between the moments and the
-// output (the group read once), at most NORM_MAX_CACHED vec4 slices; 0 reads the group twice.
+// Single pass (and NORM_COOP), spec_vec > 1: units per invocation held in registers between the
+// moments and the output (the group, or the chunk, read once), at most NORM_MAX_CACHED, one uvec4
+// each; 0 reads it twice.
 layout(constant_id = 9) const uint spec_cached = 0;
 // NORM_COOP: polls of the group's arrival counter before a workgroup stops waiting.
 layout(constant_id = 10) const uint spec_spins = 16384;
@@ -103,49 +104,70 @@ void store_y_unit(uint u, vec4 lo, vec4 hi, float shift, float mean, float inv_s
 }
 
 // The cached form: units first + lid + k wg (k < spec_cached, below `last`) of the group whose
-// first unit is b, loaded into `cached` relative to `shift`; each invocation's own moments exactly
-// in two passes over its registers, then merged over the workgroup (every invocation gets them).
-const uint CACHE_SLICES = spec_vec == 8 ? 2 : 1;
-Moments cached_moments(uint b, uint first, uint last, float shift, inout vec4 cached[NORM_MAX_CACHED]) {
+// first unit is b, one register slot (uvec4) each, as loaded: 8 packed halves (spec_vec 8) or the
+// fp32 bits of a 4-vector; each invocation's own moments exactly in two passes over its registers
+// (relative to `shift`), then merged over the workgroup (every invocation gets them).
+uvec4 load_x_raw(uint u) {
+    if (spec_vec == 8) return x16.data[u];
+    return floatBitsToUint(vec4(x4.data[u]));
+}
+
+void raw_values(uvec4 r, out vec4 lo, out vec4 hi) {
+    if (spec_vec == 8) {
+        lo = vec4(unpackHalf2x16(r.x), unpackHalf2x16(r.y));
+        hi = vec4(unpackHalf2x16(r.z), unpackHalf2x16(r.w));
+    } else {
+        lo = uintBitsToFloat(r);
+        hi = vec4(0.0);
+    }
+}
+
+Moments cached_moments(uint b, uint first, uint last, float shift, inout uvec4 cached[NORM_MAX_CACHED]) {
     const uint wg = gl_WorkGroupSize.x, lid = gl_LocalInvocationID.x;
     float n = 0.0, sum = 0.0;
     [[unroll]] for (uint k = 0; k < NORM_MAX_CACHED; ++k) {
         if (k >= spec_cached) break;
         const uint u = first + lid + k * wg;
-        vec4 lo = vec4(0.0), hi = vec4(0.0);
+        uvec4 r = uvec4(0);
         if (u < last) {
-            load_x_unit(b + u, lo, hi);
+            r = load_x_raw(b + u);
+            vec4 lo, hi;
+            raw_values(r, lo, hi);
             lo -= shift;
             hi -= shift;
             n += float(spec_vec);
             sum += dot(lo, vec4(1.0)) + (spec_vec == 8 ? dot(hi, vec4(1.0)) : 0.0);
         }
-        cached[k * CACHE_SLICES] = lo;
-        if (spec_vec == 8) cached[k * CACHE_SLICES + 1] = hi;
+        cached[k] = r;
     }
     const float mean = n > 0.0 ? sum / n : 0.0;
     float m2 = 0.0;
     [[unroll]] for (uint k = 0; k < NORM_MAX_CACHED; ++k) {
         if (k >= spec_cached) break;
         if (first + lid + k * wg >= last) break;
-        [[unroll]] for (uint h = 0; h < CACHE_SLICES; ++h) {
-            const vec4 d = cached[k * CACHE_SLICES + h] - mean;
-            m2 += dot(d, d);
+        vec4 lo, hi;
+        raw_values(cached[k], lo, hi);
+        const vec4 d = (lo - shift) - mean;
+        m2 += dot(d, d);
+        if (spec_vec == 8) {
+            const vec4 e = (hi - shift) - mean;
+            m2 += dot(e, e);
         }
     }
     return moments_reduce(Moments(n, mean, m2));
 }
 
-// Units first + lid + k wg (below `last`) of Y from `cached` (relative to the shift).
-void store_cached(uint b, uint first, uint last, vec4 cached[NORM_MAX_CACHED], float mean, float inv_std,
-                  uint param_base, bool group_param, float gscale, float gbias) {
+// Units first + lid + k wg (below `last`) of Y from `cached`.
+void store_cached(uint b, uint first, uint last, uvec4 cached[NORM_MAX_CACHED], float shift, float mean,
+                  float inv_std, uint param_base, bool group_param, float gscale, float gbias) {
     const uint wg = gl_WorkGroupSize.x, lid = gl_LocalInvocationID.x;
     [[unroll]] for (uint k = 0; k < NORM_MAX_CACHED; ++k) {
         if (k >= spec_cached) break;
         const uint u = first + lid + k * wg;
         if (u >= last) break;
-        store_y_unit(b + u, cached[k * CACHE_SLICES], spec_vec == 8 ? cached[k * CACHE_SLICES + 1] : vec4(0.0), 0.0,
-                     mean, inv_std, param_base + spec_vec * u, group_param, gscale, gbias);
+        vec4 lo, hi;
+        raw_values(cached[k], lo, hi);
+        store_y_unit(b + u, lo, hi, shift, mean, inv_std, param_base + spec_vec * u, group_param, gscale, gbias);
     }
 }
 
@@ -170,7 +192,7 @@ void store_from_x(uint b, uint first, uint last, float shift, float mean, float 
 #if NORM_COOP
 // Chunk k's moments: from the registers (spec_cached > 0, which also fills `cached`) or a
 // streaming pass over X.
-Moments coop_chunk(uint b, uint k, float shift, inout vec4 cached[NORM_MAX_CACHED]) {
+Moments coop_chunk(uint b, uint k, float shift, inout uvec4 cached[NORM_MAX_CACHED]) {
     const uint chunk_units = spec_chunk / spec_vec, last_unit = spec_m / spec_vec;
     const uint first = k * chunk_units, last = min(first + chunk_units, last_unit);
     if (spec_cached > 0) return cached_moments(b, first, last, shift, cached);
@@ -207,7 +229,7 @@ void main() {
     const uint last_unit = spec_m / spec_vec;
     const float shift = float(x.data[base]);
     const uint first = part * chunk_units, last = min(first + chunk_units, last_unit);
-    vec4 cached[NORM_MAX_CACHED];
+    uvec4 cached[NORM_MAX_CACHED];
     const Moments own = coop_chunk(b, part, shift, cached);
 
     const uint counters = 2 + 2 * group, slots = 2 + 2 * p.groups + 3 * group * spec_partials;
@@ -265,7 +287,7 @@ void main() {
     const float gscale = group_param ? float(scale.data[gsi]) : 0.0;
     const float gbias = group_param && spec_has_bias ? float(bias.data[gsi]) : 0.0;
     if (spec_cached > 0)
-        store_cached(b, first, last, cached, m.mean, inv_std, param_base, group_param, gscale, gbias);
+        store_cached(b, first, last, cached, shift, m.mean, inv_std, param_base, group_param, gscale, gbias);
     else
         store_from_x(b, first, last, shift, m.mean, inv_std, param_base, group_param, gscale, gbias);
 }
@@ -305,7 +327,7 @@ void main() {
     uint end = min(begin + spec_chunk, spec_m);
 #else
     // The cached form: the group read once, held in registers between the moments and the output.
-    vec4 cached[NORM_MAX_CACHED];
+    uvec4 cached[NORM_MAX_CACHED];
     Moments m;
     if (spec_cached > 0) {
         m = cached_moments(base / spec_vec, 0, spec_m / spec_vec, shift, cached);
@@ -335,7 +357,7 @@ void main() {
 #if !NORM_SPLIT
         if (spec_cached > 0) {
             // From the registers (already relative to the shift): no second read.
-            store_cached(b, 0, last, cached, m.mean, inv_std, param_base, group_param, gscale, gbias);
+            store_cached(b, 0, last, cached, shift, m.mean, inv_std, param_base, group_param, gscale, gbias);
             return;
         }
 #endif

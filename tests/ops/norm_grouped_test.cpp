@@ -132,8 +132,9 @@ TEST_F(NormInstanceNormalization, SixteenBytesPerLoad) {
 
 TEST_F(NormInstanceNormalization, SinglePassHeldInRegisters) {
     // The single-pass kernel over whole units keeps each invocation's units in registers between
-    // the moments and the output (the plane read once) up to 8 vec4 slices per invocation, 8192
-    // elements at 256 invocations; larger planes, and planes of no whole unit, are read twice.
+    // the moments and the output (the plane read once), up to 32 elements per invocation (8 units
+    // of 4, 4 of 8 packed halves): 8192 elements at 256 invocations; larger planes, and planes of
+    // no whole unit, are read twice.
     // Expected cached_units() in f32 and f16.
     struct Case {
         gpu::Shape shape;
@@ -453,11 +454,12 @@ TEST_F(NormOneDispatch, InstanceChunksHeldInRegisters) {
 }
 
 TEST_F(NormOneDispatch, InstanceChunksStreamed) {
-    // Chunks larger than a workgroup holds (16640 elements in 2), or VKML_NORM_HOLD=0: each
-    // workgroup streams its chunk for the moments and reads it again for the output.
+    // Chunks larger than a workgroup holds (33800 elements in 2: over 8192),
+    // or VKML_NORM_HOLD=0: each workgroup streams its chunk for the moments and reads it again
+    // for the output.
     for (DType dt : float_dtypes(dev())) {
-        const HostTensor x = random_tensor({1, 3, 128, 130}, dt, 407, 98, 102);
-        const HostTensor scale = random_tensor({3}, dt, 408), bias = random_tensor({3}, dt, 409);
+        const HostTensor x = random_tensor({1, 2, 130, 260}, dt, 407, 98, 102);
+        const HostTensor scale = random_tensor({2}, dt, 408), bias = random_tensor({2}, dt, 409);
         auto op = instance(x, scale, bias, 2, {});
         EXPECT_TRUE(op->one_dispatch());
         EXPECT_EQ(op->partials(), 2u);
