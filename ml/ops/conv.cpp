@@ -158,12 +158,14 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
     // channels when they have many input channels: on an H100 at 960x540 a 64->4 3x3 layer ran
     // 0.21 ms direct and 0.18 ms on its 16-row tiles (12 rows padding), but Anime4K's 16->8 ones
     // ran slower than direct (its S and M networks 0.20 -> 0.28 and 0.36 -> 0.52 ms).
-    // Small grids take it too (VKML_HALO_MIN_GROUPS: the fewest workgroups it needs, default 0):
+    // Small grids take it too (VKML_HALO_MIN_GROUPS: the fewest workgroups it needs, default 10):
     // once the stride-2 variants existed and the weights were packed once, NanoDet's 13x13 to 52x52
     // layers ran 1.045 -> 0.873 ms for the network on it, YOLOv8n's 1.47 -> 1.26 ms (an H200; with
-    // a 256 minimum, as before, they stayed on the implicit GEMM's element-wise gathers). Where K is
+    // a 256 minimum, as before, they stayed on the implicit GEMM's element-wise gathers); below 10
+    // workgroups the split implicit GEMM wins (with the split threshold below: NanoDet 0.872 ->
+    // 0.858 ms, resnet18 0.538 -> 0.506, YOLOv8n unchanged; 6, 8, 12 and 16 did worse). Where K is
     // split (a few tiles over a long K) the implicit GEMM still runs.
-    static const int64_t halo_min_groups = detail::tuning_knob("VKML_HALO_MIN_GROUPS", 0, 0, INT64_MAX);
+    static const int64_t halo_min_groups = detail::tuning_knob("VKML_HALO_MIN_GROUPS", 10, 0, INT64_MAX);
     auto halo_tiles = [&](const detail::conv::HaloTile& t) {
         return uint64_t(g.n) * ((uint64_t(ax_w.out) + 31) / 32) * ((uint64_t(ax_h.out) + t.tile_rows - 1) / t.tile_rows);
     };

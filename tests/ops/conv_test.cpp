@@ -468,10 +468,17 @@ TEST_F(ConvTest, StagedWindowTiles) {
                                              .strides = strides,
                                              .pads = {1, 1, 1, 1}});
         };
-        // (Auto: grids of any size, VKML_HALO_MIN_GROUPS = 0, unless K is split; tiles of 8 x 32)
+        // (Auto: grids of at least VKML_HALO_MIN_GROUPS = 10 workgroups, unless K is split, which
+        // such layers do only on grids of up to 4 GEMM tiles; tiles of 8 x 32)
         EXPECT_TRUE(op({1, 64, 64, 1024}, {64, 64, 3, 3}, {})->halo());
         EXPECT_TRUE(op({1, 64, 64, 128}, {64, 64, 3, 3}, {})->halo());  // 32 workgroups
         EXPECT_FALSE(op({1, 512, 7, 7}, {512, 512, 3, 3}, {})->halo()); // one tile: K split instead
+        // YOLOv8n's 40x40 3x3 layers: 10 workgroups, 7 GEMM tiles (not split); its 20x20 ones:
+        // 3 workgroups, below the minimum (the implicit GEMM, 2 tiles, splits K).
+        EXPECT_TRUE(op({1, 64, 40, 40}, {64, 64, 3, 3}, {})->halo());
+        EXPECT_EQ(op({1, 64, 40, 40}, {64, 64, 3, 3}, {})->split_k(), 1u);
+        EXPECT_FALSE(op({1, 64, 20, 20}, {64, 64, 3, 3}, {})->halo());
+        EXPECT_GT(op({1, 64, 20, 20}, {64, 64, 3, 3}, {})->split_k(), 1u);
         EXPECT_TRUE(op({1, 64, 64, 1024}, {64, 64, 5, 5}, {})->halo());
         EXPECT_FALSE(op({1, 60, 64, 1024}, {64, 60, 3, 3}, {})->halo());     // C not a multiple of 8
         // Stride 2: 3x3 and 5x5 on 4 x 32 tiles (a style network's 32 -> 64 downsampling at 1080p;
