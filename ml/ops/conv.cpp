@@ -327,9 +327,10 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
         // of at least two 64-deep slices is a workgroup, and a second pass adds the fp32 partials.
         // Up to 16 tiles (VKML_SPLIT_TARGET / 16): on an H100, YOLOv8n's 40x40 and 20x20 layers
         // (7-13 tiles) ran 1.5-4x faster split, its 80x80 ones (25 tiles) 1.4x slower.
-        // Where the staged-window kernel fits, only grids of up to 4 tiles split (VKML_SPLIT_TARGET_HALO,
-        // 64 / 16): on an H200 YOLOv8n's 40x40 3x3 layers (13 tiles) ran 33-36 us split and 19-23
-        // unsplit on the staged window, its 20x20 ones (4 tiles) 22-29 split and 29-41 unsplit.
+        // Where the staged-window kernel fits, only grids of up to 4 tiles split
+        // (VKML_SPLIT_TARGET_HALO, 64 / 16): on an H200 YOLOv8n's 40x40 3x3 layers (7 tiles of
+        // 64 x 256) ran 33-36 us split and 19-23 unsplit on the staged window, its 20x20 ones
+        // (2 tiles) 22-29 split and 29-41 unsplit.
         static const auto halo_target = uint64_t(detail::tuning_knob("VKML_SPLIT_TARGET_HALO", 64, 0, INT64_MAX));
         const uint64_t tiles = uint64_t(conv->groups_[0]) * conv->groups_[1];
         const uint64_t k = uint64_t(g.c) * g.kh * g.kw, slices = (k + 63) / 64;

@@ -4,7 +4,7 @@
 // shaders/norm/normalize.comp).
 #include <algorithm>
 #include <array>
-#include <cstdlib>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -104,8 +104,7 @@ struct GroupedNormalizationBuilder {
             partials = std::min<uint64_t>(
                 {(target_workgroups + l.groups - 1) / l.groups, l.m / min_split_chunk, uint64_t(widest)});
             // VKML_NORM_PARTS: another count where the size splits (tuning on a device).
-            const char* env = std::getenv("VKML_NORM_PARTS");
-            if (env && *env) partials = std::clamp<uint64_t>(std::strtoul(env, nullptr, 10), 2, widest);
+            partials = uint64_t(detail::tuning_knob("VKML_NORM_PARTS", int64_t(partials), 2, widest));
         }
         // Units of 16 bytes per load and store (f16: 8 halves; f32: 4 floats; f16 groups of whole
         // 4-vectors: 8 bytes) where groups are whole units and the parameters are not broadcast
@@ -144,16 +143,16 @@ struct GroupedNormalizationBuilder {
             const uint64_t need = (l.m + capacity - 1) / capacity;
             auto parts_for = [&](uint64_t parts) { return (l.m + chunk_for(parts) - 1) / chunk_for(parts); };
             const uint64_t held_parts = parts_for(l.partials != 0 ? l.partials : std::max(partials, need));
-            const char* hold_env = std::getenv("VKML_NORM_HOLD"); // 0 / 1: streamed / held where it fits
-            const bool hold_asked = hold_env && *hold_env
-                                        ? std::string(hold_env) != "0"
-                                        : l.split == NormSplit::OneDispatch && l.partials != 0;
+            // VKML_NORM_HOLD=0 / 1: streamed / held where it fits, whatever the descriptor asks.
+            const int64_t hold_env = detail::tuning_knob("VKML_NORM_HOLD", -1, 0, 1);
+            const bool hold_asked =
+                hold_env >= 0 ? hold_env == 1 : l.split == NormSplit::OneDispatch && l.partials != 0;
             // VKML_NORM_ONE_DISPATCH=0 keeps Auto on two dispatches (side-by-side timing).
-            const char* env = std::getenv("VKML_NORM_ONE_DISPATCH");
+            const bool auto_allowed = detail::tuning_knob("VKML_NORM_ONE_DISPATCH", 1, 0, 1) == 1 &&
+                                      device.caps().device_type != VK_PHYSICAL_DEVICE_TYPE_CPU;
             const uint64_t slots = uint64_t(device.caps().multiprocessors) * resident_per_multiprocessor;
             auto fits = [&](uint64_t parts) {
-                return !(env && std::string(env) == "0") && l.groups * parts <= slots &&
-                       parts <= max_auto_one_dispatch && device.caps().device_type != VK_PHYSICAL_DEVICE_TYPE_CPU;
+                return auto_allowed && l.groups * parts <= slots && parts <= max_auto_one_dispatch;
             };
             held = hold_asked && chunk_for(held_parts) <= capacity;
             const uint64_t parts = held ? held_parts : parts_for(partials);
@@ -218,8 +217,8 @@ struct GroupedNormalizationBuilder {
                 // X and Y not on 16 bytes at record time take the element-wise two-dispatch pair above.
                 const uint64_t units = chunk / unit;
                 const uint32_t cached = held ? uint32_t((units + widest - 1) / widest) : 0u;
-                const char* env = std::getenv("VKML_NORM_SPINS");
-                const uint32_t spins = env && *env ? uint32_t(std::strtoul(env, nullptr, 10)) : default_spins;
+                const auto spins =
+                    uint32_t(detail::tuning_knob("VKML_NORM_SPINS", default_spins, 0, UINT32_MAX));
                 op.coop_ = &device.pipeline({.shader = detail::shader_for(device, name, "norm_coop", dt),
                                              .bindings = 5,
                                              .push_constant_bytes = push_bytes,

@@ -12,15 +12,14 @@
 //     stored for group (w / partials) and writes chunk (w % partials).
 //   NORM_STATS: also stores the group's mean and 1 / sqrt(var + epsilon) (LayerNormalization's
 //     optional outputs, always fp32).
-//   NORM_COOP: the split in one dispatch. Workgroup w keeps chunk (w % partials) of group
-//     (w / partials) in registers, publishes the chunk's moments and waits for the group's other
-//     workgroups to publish theirs, then writes its chunk from the registers: the input read once,
-//     no second dispatch. Vulkan promises no concurrency between the workgroups of a dispatch, so
-//     the wait is bounded (spec_spins polls): past it the workgroup computes every chunk's
-//     moments itself, from X, in the same order and by the same code as their owners, so the
-//     result does not depend on which path a workgroup took. With spec_cached 0 the chunk is
-//     streamed instead of held (any size) and read again for the output, from the L2 cache
-//     while it is fresh.
+//   NORM_COOP: the split in one dispatch. The workgroup with ticket w (taken in start order)
+//     computes the moments of chunk (w % partials) of group (w / partials), publishes them and
+//     waits for the group's other workgroups to publish theirs, then writes its chunk: read again
+//     from X while it is in the L2 cache (streamed, spec_cached 0), or from registers (held,
+//     spec_cached > 0: the input read once). Vulkan promises no concurrency between the
+//     workgroups of a dispatch, so the wait is bounded (spec_spins polls): past it the workgroup
+//     computes every chunk's moments itself, from X, in the same order and by the same code as
+//     their owners, so the result does not depend on which path a workgroup took.
 // The scale/bias index k of element i of group g is ((g % spec_param_groups) * m + i) / spec_param_div,
 // which covers per-channel (Instance, Group), per-group (opset-18 Group) and per-element (Layer)
 // parameters; spec_broadcast instead derives it from X's coordinates and the push-constant
@@ -70,16 +69,31 @@ layout(std430, set = 0, binding = NORM_STATS_BINDING) writeonly buffer Mean { fl
 layout(std430, set = 0, binding = NORM_STATS_BINDING + 1) writeonly buffer InvStd { float data[]; } inv_std_out;
 #endif
 
+// A group's scale and bias (vector paths): the parameter index of its first element before the
+// division (base) and, where one scale and bias serve the whole group (Instance, Group
+// normalization: `per_group`), those, loaded once.
+struct GroupParams {
+    uint base;
+    bool per_group;
+    float scale, bias;
+};
+
+GroupParams group_params(uint param_base) {
+    const bool per_group = spec_param_div == spec_m;
+    const uint gsi = param_base / spec_param_div;
+    return GroupParams(param_base, per_group, per_group ? float(scale.data[gsi]) : 0.0,
+                       per_group && spec_has_bias ? float(bias.data[gsi]) : 0.0);
+}
+
 // Four consecutive elements of a group (the first's parameter index before the division is
 // `at`), normalized, scaled, shifted and activated.
-vec4 normalize4(vec4 xv, float shift, float mean, float inv_std, uint at, bool group_param, float gscale,
-                float gbias) {
+vec4 normalize4(vec4 xv, float shift, float mean, float inv_std, uint at, GroupParams gp) {
     const vec4 v = (xv - shift - mean) * inv_std;
     vec4 o;
     for (uint e = 0; e < 4; ++e) {
         float a;
-        if (group_param) {
-            a = v[e] * gscale + gbias;
+        if (gp.per_group) {
+            a = v[e] * gp.scale + gp.bias;
         } else {
             const uint si = (at + e) / spec_param_div;
             a = v[e] * float(scale.data[si]);
@@ -92,11 +106,10 @@ vec4 normalize4(vec4 xv, float shift, float mean, float inv_std, uint at, bool g
 
 // Unit u of Y (spec_vec > 1) from the unit of X in lo (and hi), the first element's parameter index
 // before the division `at`.
-void store_y_unit(uint u, vec4 lo, vec4 hi, float shift, float mean, float inv_std, uint at, bool group_param,
-                  float gscale, float gbias) {
-    const vec4 a = normalize4(lo, shift, mean, inv_std, at, group_param, gscale, gbias);
+void store_y_unit(uint u, vec4 lo, vec4 hi, float shift, float mean, float inv_std, uint at, GroupParams gp) {
+    const vec4 a = normalize4(lo, shift, mean, inv_std, at, gp);
     if (spec_vec == 8) {
-        const vec4 c = normalize4(hi, shift, mean, inv_std, at + 4, group_param, gscale, gbias);
+        const vec4 c = normalize4(hi, shift, mean, inv_std, at + 4, gp);
         y16.data[u] = uvec4(packHalf2x16(a.xy), packHalf2x16(a.zw), packHalf2x16(c.xy), packHalf2x16(c.zw));
     } else {
         y4.data[u] = sfloat4(a);
@@ -159,7 +172,7 @@ Moments cached_moments(uint b, uint first, uint last, float shift, inout uvec4 c
 
 // Units first + lid + k wg (below `last`) of Y from `cached`.
 void store_cached(uint b, uint first, uint last, uvec4 cached[NORM_MAX_CACHED], float shift, float mean,
-                  float inv_std, uint param_base, bool group_param, float gscale, float gbias) {
+                  float inv_std, GroupParams gp) {
     const uint wg = gl_WorkGroupSize.x, lid = gl_LocalInvocationID.x;
     [[unroll]] for (uint k = 0; k < NORM_MAX_CACHED; ++k) {
         if (k >= spec_cached) break;
@@ -167,14 +180,13 @@ void store_cached(uint b, uint first, uint last, uvec4 cached[NORM_MAX_CACHED], 
         if (u >= last) break;
         vec4 lo, hi;
         raw_values(cached[k], lo, hi);
-        store_y_unit(b + u, lo, hi, shift, mean, inv_std, param_base + spec_vec * u, group_param, gscale, gbias);
+        store_y_unit(b + u, lo, hi, shift, mean, inv_std, gp.base + spec_vec * u, gp);
     }
 }
 
 // Units first + lid, first + lid + wg, ... (below `last`) of Y from X, read again: four units per
 // step (workgroup-strided), loaded before any is stored.
-void store_from_x(uint b, uint first, uint last, float shift, float mean, float inv_std, uint param_base,
-                  bool group_param, float gscale, float gbias) {
+void store_from_x(uint b, uint first, uint last, float shift, float mean, float inv_std, GroupParams gp) {
     const uint wg = gl_WorkGroupSize.x;
     for (uint i = first + gl_LocalInvocationID.x; i < last; i += 4 * wg) {
         vec4 lo[4], hi[4];
@@ -183,8 +195,7 @@ void store_from_x(uint b, uint first, uint last, float shift, float mean, float 
         for (uint k = 0; k < 4; ++k) {
             const uint u = i + k * wg;
             if (u >= last) break;
-            store_y_unit(b + u, lo[k], hi[k], shift, mean, inv_std, param_base + spec_vec * u, group_param, gscale,
-                         gbias);
+            store_y_unit(b + u, lo[k], hi[k], shift, mean, inv_std, gp.base + spec_vec * u, gp);
         }
     }
 }
@@ -281,15 +292,11 @@ void main() {
         if (spec_cached > 0) coop_chunk(b, part, shift, cached);
     }
     const float inv_std = 1.0 / sqrt(m.m2 / m.n + p.epsilon);
-    const uint param_base = (group % spec_param_groups) * spec_m;
-    const bool group_param = spec_param_div == spec_m;
-    const uint gsi = param_base / spec_param_div;
-    const float gscale = group_param ? float(scale.data[gsi]) : 0.0;
-    const float gbias = group_param && spec_has_bias ? float(bias.data[gsi]) : 0.0;
+    const GroupParams gp = group_params((group % spec_param_groups) * spec_m);
     if (spec_cached > 0)
-        store_cached(b, first, last, cached, shift, m.mean, inv_std, param_base, group_param, gscale, gbias);
+        store_cached(b, first, last, cached, shift, m.mean, inv_std, gp);
     else
-        store_from_x(b, first, last, shift, m.mean, inv_std, param_base, group_param, gscale, gbias);
+        store_from_x(b, first, last, shift, m.mean, inv_std, gp);
 }
 #else
 void main() {
@@ -348,20 +355,16 @@ void main() {
 
     uint param_base = (group % spec_param_groups) * spec_m;
     if (spec_vec > 1) {
-        // One scale and bias for the whole group (Instance, Group normalization): loaded once.
-        const bool group_param = spec_param_div == spec_m;
-        const uint gsi = param_base / spec_param_div;
-        const float gscale = group_param ? float(scale.data[gsi]) : 0.0;
-        const float gbias = group_param && spec_has_bias ? float(bias.data[gsi]) : 0.0;
-        const uint wg = gl_WorkGroupSize.x, b = base / spec_vec, last = end / spec_vec;
+        const GroupParams gp = group_params(param_base);
+        const uint b = base / spec_vec, last = end / spec_vec;
 #if !NORM_SPLIT
         if (spec_cached > 0) {
-            // From the registers (already relative to the shift): no second read.
-            store_cached(b, 0, last, cached, shift, m.mean, inv_std, param_base, group_param, gscale, gbias);
+            // From the registers: no second read.
+            store_cached(b, 0, last, cached, shift, m.mean, inv_std, gp);
             return;
         }
 #endif
-        store_from_x(b, begin / spec_vec, last, shift, m.mean, inv_std, param_base, group_param, gscale, gbias);
+        store_from_x(b, begin / spec_vec, last, shift, m.mean, inv_std, gp);
         return;
     }
     for (uint i = begin + lid; i < end; i += gl_WorkGroupSize.x) {
