@@ -117,11 +117,13 @@ CoopMatApi choose_coopmat(bool nv, bool khr, const std::string& coopmat_env, con
     // otherwise surface only on the next run without that switch.
     if (!coopmat_env.empty() && coopmat_env != "auto" && coopmat_env != "nv" && coopmat_env != "khr" &&
         coopmat_env != "off")
-        throw Error(ErrorCode::InvalidArgument, "VKML_COOPMAT=" + coopmat_env + ": expected auto, nv, khr or off");
+        throw Error(ErrorCode::InvalidArgument,
+                    "VKML_COOPMAT=" + coopmat_env + ": expected auto, nv, khr or off");
     if (disable_env == "1" || coopmat_env == "off") return CoopMatApi::none;
     // auto: KHR where offered. On an H100 (driver 580) the same shaders ran faster as their KHR
     // twins: MatMul 2048^3 87 against 104 us, Conv 3x3 64->64 at 960x540 238 against 265 us.
-    if (coopmat_env.empty() || coopmat_env == "auto") return khr ? CoopMatApi::khr : nv ? CoopMatApi::nv : CoopMatApi::none;
+    if (coopmat_env.empty() || coopmat_env == "auto")
+        return khr ? CoopMatApi::khr : nv ? CoopMatApi::nv : CoopMatApi::none;
     if (coopmat_env == "nv" || coopmat_env == "khr") {
         const bool want_nv = coopmat_env == "nv";
         if (want_nv ? nv : khr) return want_nv ? CoopMatApi::nv : CoopMatApi::khr;
@@ -145,7 +147,8 @@ std::vector<CoopMatShape> query_coopmat_shapes(VkInstance instance, VkPhysicalDe
         if (!fn) return shapes;
         uint32_t n = 0;
         fn(phys, &n, nullptr);
-        std::vector<VkCooperativeMatrixPropertiesNV> props(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+        std::vector<VkCooperativeMatrixPropertiesNV> props(
+            n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
         fn(phys, &n, props.data());
         for (const auto& m : props)
             if (m.scope == VK_SCOPE_SUBGROUP_NV)
@@ -160,8 +163,9 @@ std::vector<CoopMatShape> query_coopmat_shapes(VkInstance instance, VkPhysicalDe
         fn(phys, &n, props.data());
         for (const auto& m : props)
             if (m.scope == uint32_t(VK_SCOPE_SUBGROUP_NV) && !m.saturatingAccumulation)
-                shapes.push_back({m.MSize, m.NSize, m.KSize, VkComponentTypeNV(m.AType), VkComponentTypeNV(m.BType),
-                                  VkComponentTypeNV(m.CType), VkComponentTypeNV(m.ResultType)});
+                shapes.push_back({m.MSize, m.NSize, m.KSize, VkComponentTypeNV(m.AType),
+                                  VkComponentTypeNV(m.BType), VkComponentTypeNV(m.CType),
+                                  VkComponentTypeNV(m.ResultType)});
     }
     return shapes;
 }
@@ -196,7 +200,8 @@ Capabilities query_capabilities(VkInstance instance, VkPhysicalDevice phys, bool
     const bool v13 = base.apiVersion >= VK_API_VERSION_1_3;
     if (!v13) p11.pNext = nullptr; // only 1.1 properties are guaranteed below 1.3
     const FeatureSupport support = query_feature_support(phys);
-    VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sms{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+    VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sms{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
     if (support.has_extension(VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME)) {
         sms.pNext = p2.pNext;
         p2.pNext = &sms;
@@ -221,6 +226,8 @@ Capabilities query_capabilities(VkInstance instance, VkPhysicalDevice phys, bool
         c.max_subgroup_size = p13.maxSubgroupSize;
     }
     c.subgroup_size = p11.subgroupSize;
+    c.subgroup_arithmetic = (p11.subgroupSupportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) &&
+                            (p11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT);
     if (!v13) c.min_subgroup_size = c.max_subgroup_size = c.subgroup_size;
 
     const VkPhysicalDeviceLimits& l = p.limits;

@@ -15,7 +15,9 @@ struct SoftmaxParams {
 } // namespace
 
 const char* Softmax::type() const {
-    return kind_ == SoftmaxKind::Softmax ? "Softmax" : kind_ == SoftmaxKind::LogSoftmax ? "LogSoftmax" : "Hardmax";
+    return kind_ == SoftmaxKind::Softmax      ? "Softmax"
+           : kind_ == SoftmaxKind::LogSoftmax ? "LogSoftmax"
+                                              : "Hardmax";
 }
 
 std::unique_ptr<Softmax> Softmax::create(gpu::Device& device, const SoftmaxDesc& desc) {
@@ -37,10 +39,11 @@ std::unique_ptr<Softmax> Softmax::create(gpu::Device& device, const SoftmaxDesc&
         if (desc.path == ReducePath::Workgroup || desc.path == ReducePath::Rows)
             fail(op, "path", "Hardmax has the per-row kernel only");
         s->path_ = ReducePath::PerOutput;
-        s->pipeline_ = &device.pipeline({.shader = detail::shader_for(device, op, "reduce_hardmax", desc.input.dtype),
-                                         .bindings = 2,
-                                         .push_constant_bytes = sizeof(SoftmaxParams),
-                                         .workgroup = {detail::reduce_loop_size, 1, 1}});
+        s->pipeline_ =
+            &device.pipeline({.shader = detail::shader_for(device, op, "reduce_hardmax", desc.input.dtype),
+                              .bindings = 2,
+                              .push_constant_bytes = sizeof(SoftmaxParams),
+                              .workgroup = {detail::reduce_loop_size, 1, 1}});
         return s;
     }
     const bool contiguous = split.inner == 1;
@@ -72,11 +75,17 @@ std::unique_ptr<Softmax> Softmax::create(gpu::Device& device, const SoftmaxDesc&
         const uint64_t groups = (uint64_t(s->rows_) + rows_per_wg - 1) / rows_per_wg;
         s->rows_invocations_ = detail::to_u32(op, "input", int64_t(groups * wg));
         s->rows_vec_ = vec > 1;
-        s->rows_pipeline_ =
-            &device.pipeline({.shader = detail::shader_for(device, op, "reduce_softmax_rows", desc.input.dtype),
-                              .bindings = 2,
-                              .workgroup = {wg, 1, 1},
-                              .specialization = {log, split.n, s->rows_, g, upt, vec, cached}});
+        // One row per workgroup: its states merged by subgroup arithmetic where the device has it
+        // (VKML_SOFTMAX_SUBGROUP=0: the shared-memory tree).
+        static const bool subgroup_knob = detail::tuning_knob("VKML_SOFTMAX_SUBGROUP", 1, 0, 1) != 0;
+        const bool subgroup = subgroup_knob && rows_per_wg == 1 && caps.subgroup_arithmetic;
+        s->rows_subgroup_ = subgroup;
+        s->rows_pipeline_ = &device.pipeline(
+            {.shader = detail::shader_for(
+                 device, op, subgroup ? "reduce_softmax_rows_sg" : "reduce_softmax_rows", desc.input.dtype),
+             .bindings = 2,
+             .workgroup = {wg, 1, 1},
+             .specialization = {log, split.n, s->rows_, g, upt, vec, cached}});
         s->path_ = ReducePath::Rows;
     }
     // The per-output or workgroup kernel: any axis, and the rows kernel's fallback.
@@ -102,7 +111,8 @@ void Softmax::record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> input
     // The vector loads need both tensors on 16 bytes (the Session's arena is; a caller's tensor
     // may not be).
     if (rows_pipeline_ && (!rows_vec_ || (buffers[0].offset % 16 == 0 && buffers[1].offset % 16 == 0))) {
-        cmd.dispatch(*rows_pipeline_, buffers, nullptr, 0, cmd.groups_for(*rows_pipeline_, rows_invocations_));
+        cmd.dispatch(*rows_pipeline_, buffers, nullptr, 0,
+                     cmd.groups_for(*rows_pipeline_, rows_invocations_));
         return;
     }
     if (wg_)

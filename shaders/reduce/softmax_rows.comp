@@ -1,6 +1,10 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
+#if SOFTMAX_SUBGROUP
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
 #include "common.glsl"
 #include "reduce/util.glsl"
 // Softmax / LogSoftmax over contiguous rows of N elements (the innermost axis): G invocations per
@@ -17,6 +21,10 @@
 //     one write of the row.
 //   otherwise (rows longer than G * MAX_SLICES slices): the same per-unit states over a loop, then
 //     a second read of the row for the outputs.
+// SOFTMAX_SUBGROUP (one row per workgroup, G = WG; the device has subgroup arithmetic): the G
+// states merged by subgroup max and sum, then the subgroups' results by the first subgroup: two
+// barriers and a handful of exp() per invocation, where the shared-memory tree takes five
+// barriers and up to 28 dependent exp() on its busiest lanes.
 VKML_LOCAL_SIZE;
 layout(constant_id = 0) const uint LOG = 0;
 layout(constant_id = 1) const uint N = 1;    // row length
@@ -37,6 +45,32 @@ layout(std430, set = 0, binding = 1) writeonly buffer Out4 { sfloat4 data[]; } d
 layout(std430, set = 0, binding = 1) writeonly buffer Out16 { uvec4 data[]; } dst16;
 
 shared vec2 partial[gl_WorkGroupSize.x];
+
+#if SOFTMAX_SUBGROUP
+shared vec2 sg_total;
+
+// The states of a subgroup merged: their largest m, each s scaled by exp(m - M) (exactly 1 where
+// m == M, empty states adding nothing). Every invocation gets the result.
+vec2 subgroup_lse(vec2 a) {
+    const float M = subgroupMax(a.x);
+    return vec2(M, subgroupAdd(a.y == 0.0 ? 0.0 : a.x == M ? a.y : a.y * exp(a.x - M)));
+}
+
+// The workgroup's states merged: each subgroup's, then those by the first subgroup.
+vec2 workgroup_lse(vec2 state) {
+    const vec2 mine = subgroup_lse(state);
+    if (subgroupElect()) partial[gl_SubgroupID] = mine;
+    barrier();
+    if (gl_SubgroupID == 0) {
+        vec2 a = lse_empty();
+        for (uint i = gl_SubgroupInvocationID; i < gl_NumSubgroups; i += gl_SubgroupSize) a = lse_merge(a, partial[i]);
+        a = subgroup_lse(a);
+        if (subgroupElect()) sg_total = a;
+    }
+    barrier();
+    return sg_total;
+}
+#endif
 
 // Slice s (0 or 1) of unit u of a row: the unit's elements 4s .. 4s + 3 (VEC 1: x only).
 void load_unit(uint row, uint u, out vec4 lo, out vec4 hi) {
@@ -145,6 +179,9 @@ void main() {
     // bandwidth on an H200 against 84 % before), above in levels of eight (1024 -> 128 -> 16 -> 2
     // -> 1: five barriers where a pairwise tree takes eleven): the first ceil(n / 8) lanes each
     // merge eight, strided.
+#if SOFTMAX_SUBGROUP
+    state = workgroup_lse(state);
+#else
     partial[lid] = state;
     barrier();
     if (G <= 64) {
@@ -166,6 +203,7 @@ void main() {
         }
     }
     state = partial[lid - lane];
+#endif
     if (!live) return;
     const float log_sum = log(state.y);
     if (CACHED) {

@@ -94,6 +94,12 @@ TEST_F(ReduceSoftmaxTest, RowsKernel) {
                 check(dev(), kind, x, c, ReducePath::Rows);
                 auto op = ops::Softmax::create(dev(), {.kind = kind, .input = x.desc, .axis = c.axis});
                 EXPECT_EQ(op->path(), ReducePath::Rows) << c.shape.str();
+                // Rows longer than 1024 elements take 128 invocations or more, a workgroup each:
+                // subgroup arithmetic merges their states where the device has it; shorter rows
+                // share workgroups and merge in shared memory.
+                EXPECT_EQ(op->rows_subgroup(),
+                          c.shape.dims().back() > 1024 && dev().caps().subgroup_arithmetic)
+                    << c.shape.str();
             }
     // Not the innermost axis: the other kernels, and Rows is refused.
     auto strided = ops::Softmax::create(dev(), {.input = {{4, 300, 2}, DType::f32}, .axis = 1});
@@ -104,8 +110,9 @@ TEST_F(ReduceSoftmaxTest, RowsKernel) {
                  {"Softmax", "path", "innermost"});
     expect_error(
         [&] {
-            ops::Softmax::create(dev(),
-                                 {.kind = SoftmaxKind::Hardmax, .input = {{2, 8}, DType::f32}, .path = ReducePath::Rows});
+            ops::Softmax::create(
+                dev(),
+                {.kind = SoftmaxKind::Hardmax, .input = {{2, 8}, DType::f32}, .path = ReducePath::Rows});
         },
         {"Hardmax", "path"});
 }
@@ -113,13 +120,17 @@ TEST_F(ReduceSoftmaxTest, RowsKernel) {
 // Inputs far from zero: exp() overflows (or underflows to 0 for every element) unless the row's
 // maximum is subtracted first.
 TEST_F(ReduceSoftmaxTest, LargeMagnitudesAreStable) {
-    const Case c{{4, 300}, -1};
     for (SoftmaxKind kind : {SoftmaxKind::Softmax, SoftmaxKind::LogSoftmax})
         for (DType dtype : float_dtypes(dev()))
             for (double centre : {200.0, -200.0}) {
+                const Case c{{4, 300}, -1};
                 const HostTensor x = random_tensor(c.shape, dtype, 9, centre - 8, centre + 8);
                 for (ReducePath path : {ReducePath::PerOutput, ReducePath::Workgroup, ReducePath::Rows})
                     check(dev(), kind, x, c, path);
+                // A long row: one workgroup, its states merged across subgroups.
+                const Case longer{{2, 5003}, -1};
+                check(dev(), kind, random_tensor(longer.shape, dtype, 10, centre - 8, centre + 8), longer,
+                      ReducePath::Rows);
             }
 }
 
@@ -127,10 +138,12 @@ TEST_F(ReduceSoftmaxTest, LargeMagnitudesAreStable) {
 TEST_F(ReduceSoftmaxTest, HardmaxFirstMaximum) {
     uint32_t seed = 40;
     for (DType dtype : float_dtypes(dev()))
-        for (const Case& c : std::vector<Case>{{{3, 7, 5}, 1}, {{3, 7, 5}, -1}, {{29}, 0}, {{2, 3, 4, 5}, 0}}) {
+        for (const Case& c :
+             std::vector<Case>{{{3, 7, 5}, 1}, {{3, 7, 5}, -1}, {{29}, 0}, {{2, 3, 4, 5}, 0}}) {
             HostTensor x = random_ints(c.shape, DType::i32, seed++, -4, 4);
             x.desc.dtype = dtype;
-            const auto op = ops::Softmax::create(dev(), {.kind = SoftmaxKind::Hardmax, .input = x.desc, .axis = c.axis});
+            const auto op =
+                ops::Softmax::create(dev(), {.kind = SoftmaxKind::Hardmax, .input = x.desc, .axis = c.axis});
             EXPECT_STREQ(op->type(), "Hardmax");
             expect_equal(run_op(dev(), *op, {x}, 2)[0], ref::hardmax(x, c.axis),
                          std::string("Hardmax ") + gpu::dtype_name(dtype) + c.shape.str() + " axis " +
@@ -145,16 +158,18 @@ TEST_F(ReduceSoftmaxTest, CumSumAxesExclusiveReverse) {
     std::vector<DType> dtypes = float_dtypes(dev());
     dtypes.push_back(DType::i32);
     for (DType dtype : dtypes)
-        for (const Case& c : std::vector<Case>{{{3, 13, 5}, 1}, {{3, 7, 5}, -1}, {{29}, 0}, {{2, 3, 4, 5}, 0}})
+        for (const Case& c :
+             std::vector<Case>{{{3, 13, 5}, 1}, {{3, 7, 5}, -1}, {{29}, 0}, {{2, 3, 4, 5}, 0}})
             for (bool exclusive : {false, true})
                 for (bool reverse : {false, true}) {
-                    const HostTensor x = dtype == DType::i32 ? random_ints(c.shape, dtype, seed++, -1000, 1000)
-                                                             : random_tensor(c.shape, dtype, seed++);
+                    const HostTensor x = dtype == DType::i32
+                                             ? random_ints(c.shape, dtype, seed++, -1000, 1000)
+                                             : random_tensor(c.shape, dtype, seed++);
                     const auto op = ops::CumSum::create(
                         dev(), {.input = x.desc, .axis = c.axis, .exclusive = exclusive, .reverse = reverse});
-                    const std::string what = std::string("CumSum ") + gpu::dtype_name(dtype) + c.shape.str() + " axis " +
-                                             std::to_string(c.axis) + (exclusive ? " exclusive" : "") +
-                                             (reverse ? " reverse" : "");
+                    const std::string what = std::string("CumSum ") + gpu::dtype_name(dtype) + c.shape.str() +
+                                             " axis " + std::to_string(c.axis) +
+                                             (exclusive ? " exclusive" : "") + (reverse ? " reverse" : "");
                     const HostTensor want = ref::cumsum(x, c.axis, exclusive, reverse);
                     if (dtype == DType::i32)
                         expect_equal(run_op(dev(), *op, {x}, 2)[0], want, what);

@@ -92,11 +92,13 @@ void print_text(const std::vector<gpu::Capabilities>& devices) {
                     gpu::uuid_string(c.driver_uuid).c_str());
         std::printf("  fp16           storage %s, arithmetic %s; int8 %s\n", yes(c.storage16), yes(c.float16),
                     yes(c.int8));
-        std::printf("  subgroups      %u (min %u, max %u, size control %s)\n", c.subgroup_size,
-                    c.min_subgroup_size, c.max_subgroup_size, yes(c.subgroup_size_control));
+        std::printf("  subgroups      %u (min %u, max %u, size control %s, arithmetic %s)\n", c.subgroup_size,
+                    c.min_subgroup_size, c.max_subgroup_size, yes(c.subgroup_size_control),
+                    yes(c.subgroup_arithmetic));
         std::printf("  descriptors    push descriptors %s\n", yes(c.push_descriptors));
         std::printf("  coopmat        %s (offered: NV %s, KHR %s; VKML_COOPMAT=nv|khr|off)",
-                    gpu::coopmat_api_name(c.coopmat_api), yes(c.coopmat_nv_offered), yes(c.coopmat_khr_offered));
+                    gpu::coopmat_api_name(c.coopmat_api), yes(c.coopmat_nv_offered),
+                    yes(c.coopmat_khr_offered));
         for (const auto& m : c.coopmat_shapes)
             std::printf("%s %ux%ux%u %s*%s+%s", &m == &c.coopmat_shapes.front() ? ":" : ",", m.m, m.n, m.k,
                         component_name(m.a_type), component_name(m.b_type), component_name(m.c_type));
@@ -138,7 +140,8 @@ void print_json(const std::vector<gpu::Capabilities>& devices) {
             "\"device_uuid\": \"%s\", \"driver_uuid\": \"%s\",\n   \"fp16_storage\": %s, "
             "\"fp16_arithmetic\": %s, "
             "\"int8\": %s, \"push_descriptors\": %s, \"memory_budget\": %s, \"subgroup_size\": %u, "
-            "\"min_subgroup_size\": %u, \"max_subgroup_size\": %u, \"coopmat_nv\": %s, \"coopmat_api\": \"%s\", "
+            "\"min_subgroup_size\": %u, \"max_subgroup_size\": %u, \"coopmat_nv\": %s, \"coopmat_api\": "
+            "\"%s\", "
             "\"timestamps\": %s, "
             "\"timestamp_period_ns\": %.6f, \"max_workgroup_invocations\": %u, \"max_shared_memory\": %u,\n",
             i ? "," : "", i, json_string(c.device_name).c_str(), gpu::device_type_name(c.device_type),
@@ -148,8 +151,8 @@ void print_json(const std::vector<gpu::Capabilities>& devices) {
             c.storage16 ? "true" : "false", c.float16 ? "true" : "false", c.int8 ? "true" : "false",
             c.push_descriptors ? "true" : "false", c.memory_budget ? "true" : "false", c.subgroup_size,
             c.min_subgroup_size, c.max_subgroup_size, c.coopmat_nv ? "true" : "false",
-            gpu::coopmat_api_name(c.coopmat_api), c.timestamps ? "true" : "false", double(c.timestamp_period_ns), c.max_workgroup_invocations,
-            c.max_shared_memory);
+            gpu::coopmat_api_name(c.coopmat_api), c.timestamps ? "true" : "false",
+            double(c.timestamp_period_ns), c.max_workgroup_invocations, c.max_shared_memory);
         std::printf("   \"coopmat_shapes\": [");
         for (size_t m = 0; m < c.coopmat_shapes.size(); ++m) {
             const auto& s = c.coopmat_shapes[m];
@@ -188,9 +191,10 @@ int info_main(Args args) {
         if (a == "--json") {
             json = true;
         } else if (a == "--help" || a == "-h") {
-            std::printf("usage: vkml info [--json]\n"
-                        "  Lists the Vulkan devices with their queues, fp16/int8/subgroup/cooperative-matrix\n"
-                        "  support and memory heaps; --json prints the same as JSON.\n");
+            std::printf(
+                "usage: vkml info [--json]\n"
+                "  Lists the Vulkan devices with their queues, fp16/int8/subgroup/cooperative-matrix\n"
+                "  support and memory heaps; --json prints the same as JSON.\n");
             return 0;
         } else {
             std::fprintf(stderr, "vkml info: unknown option '%.*s' (try --json)\n", int(a.size()), a.data());

@@ -45,14 +45,15 @@ struct Capabilities {
     std::array<uint8_t, VK_UUID_SIZE> driver_uuid{};
 
     // Features vkml enabled (supported by the device and, for host devices, enabled by the host).
-    bool storage16 = false; // 16-bit storage buffers: f16 tensors
-    bool float16 = false;   // f16 arithmetic in shaders
-    bool int8 = false;      // 8-bit storage and int8 arithmetic
-    bool storage8 = false; // 8-bit storage buffers: u8 tensors, bool outputs
-    bool int64 = false;    // 64-bit integers in shaders
+    bool storage16 = false;         // 16-bit storage buffers: f16 tensors
+    bool float16 = false;           // f16 arithmetic in shaders
+    bool int8 = false;              // 8-bit storage and int8 arithmetic
+    bool storage8 = false;          // 8-bit storage buffers: u8 tensors, bool outputs
+    bool int64 = false;             // 64-bit integers in shaders
     bool dynamic_rendering = false; // raster passes without render-pass objects (frame graph)
     bool push_descriptors = false;
-    bool pipeline_statistics = false; // VK_KHR_pipeline_executable_properties (DeviceDesc::pipeline_statistics)
+    bool pipeline_statistics =
+        false; // VK_KHR_pipeline_executable_properties (DeviceDesc::pipeline_statistics)
     bool memory_budget = false;
     bool subgroup_size_control = false;
     // The tensor-core (cooperative-matrix) shaders may run: vkml enabled VK_NV_cooperative_matrix
@@ -65,6 +66,7 @@ struct Capabilities {
     bool coopmat_nv_offered = false, coopmat_khr_offered = false; // what the device offers
 
     uint32_t subgroup_size = 0, min_subgroup_size = 0, max_subgroup_size = 0;
+    bool subgroup_arithmetic = false; // subgroup add/min/max in compute shaders
     uint32_t max_workgroup_invocations = 0;
     std::array<uint32_t, 3> max_workgroup_count{};
     std::array<uint32_t, 3> max_workgroup_size{};

@@ -176,6 +176,9 @@ public:
     static std::unique_ptr<Softmax> create(gpu::Device& device, const SoftmaxDesc& desc);
     const char* type() const override;
     ReducePath path() const { return path_; }
+    // The rows kernel merges each row's states by subgroup arithmetic (one row per workgroup, on
+    // devices with subgroup add and max).
+    bool rows_subgroup() const { return rows_subgroup_; }
 
     Softmax(gpu::Device& device, detail::ReduceKey) : Op(device) {}
 
@@ -191,6 +194,7 @@ private:
     // tensors not on 16 bytes).
     const gpu::Pipeline* rows_pipeline_ = nullptr;
     bool rows_vec_ = false;
+    bool rows_subgroup_ = false;
     uint32_t rows_invocations_ = 0;
 };
 
