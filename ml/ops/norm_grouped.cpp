@@ -131,7 +131,13 @@ struct GroupedNormalizationBuilder {
         // with OneDispatch (or VKML_NORM_HOLD=1) and the chunks fit: each workgroup keeps its
         // chunk in registers (at most `capacity` elements), the input read once, which measured
         // slower there (f16 with 512 workgroups 18.0 us against 16.1 us streamed).
-        const uint64_t capacity = uint64_t(widest) * max_cached_elements;
+        // VKML_NORM_COOP_WG: the one-dispatch split's workgroup width (256 by default; 512 or 1024
+        // for tuning on a device; fewer, wider workgroups a group).
+        const uint32_t coop_wg =
+            std::min(uint32_t(detail::tuning_knob("VKML_NORM_COOP_WG", max_workgroup, 32, 1024)),
+                     floor_pow2(std::min(device.caps().max_workgroup_invocations,
+                                         device.caps().max_workgroup_size[0])));
+        const uint64_t capacity = uint64_t(coop_wg) * max_cached_elements;
         const bool coop_applies = vec && !l.stats_outputs;
         if (l.split == NormSplit::OneDispatch && !coop_applies)
             fail(name, "split",
@@ -150,7 +156,8 @@ struct GroupedNormalizationBuilder {
             // VKML_NORM_ONE_DISPATCH=0 keeps Auto on two dispatches (side-by-side timing).
             const bool auto_allowed = detail::tuning_knob("VKML_NORM_ONE_DISPATCH", 1, 0, 1) == 1 &&
                                       device.caps().device_type != VK_PHYSICAL_DEVICE_TYPE_CPU;
-            const uint64_t slots = uint64_t(device.caps().multiprocessors) * resident_per_multiprocessor;
+            const uint64_t slots =
+                uint64_t(device.caps().multiprocessors) * resident_per_multiprocessor * widest / coop_wg;
             auto fits = [&](uint64_t parts) {
                 return auto_allowed && l.groups * parts <= slots && parts <= max_auto_one_dispatch;
             };
@@ -216,15 +223,20 @@ struct GroupedNormalizationBuilder {
             if (coop_partials > 0) {
                 // X and Y not on 16 bytes at record time take the element-wise two-dispatch pair above.
                 const uint64_t units = chunk / unit;
-                const uint32_t cached = held ? uint32_t((units + widest - 1) / widest) : 0u;
+                const uint32_t cached = held ? uint32_t((units + coop_wg - 1) / coop_wg) : 0u;
                 const auto spins =
                     uint32_t(detail::tuning_knob("VKML_NORM_SPINS", default_spins, 0, UINT32_MAX));
-                op.coop_ = &device.pipeline({.shader = detail::shader_for(device, name, "norm_coop", dt),
-                                             .bindings = 5,
-                                             .push_constant_bytes = push_bytes,
-                                             .workgroup = {widest, 1, 1},
-                                             .specialization = {m, l.param_groups, l.param_div, l.has_bias,
-                                                                act, p, c, false, unit, cached, spins}});
+                // The workgroup's moments by subgroup arithmetic where the device has it
+                // (VKML_NORM_SUBGROUP=0: the shared-memory tree).
+                static const bool subgroup_knob = detail::tuning_knob("VKML_NORM_SUBGROUP", 1, 0, 1) != 0;
+                const bool subgroup = subgroup_knob && device.caps().subgroup_arithmetic;
+                op.coop_ = &device.pipeline(
+                    {.shader = detail::shader_for(device, name, subgroup ? "norm_coop_sg" : "norm_coop", dt),
+                     .bindings = 5,
+                     .push_constant_bytes = push_bytes,
+                     .workgroup = {coop_wg, 1, 1},
+                     .specialization = {m, l.param_groups, l.param_div, l.has_bias, act, p, c, false, unit,
+                                        cached, spins}});
                 op.cached_units_ = cached;
                 // Two counters for the dispatch and two per group, then (n, mean, m2) per workgroup;
                 // zero to begin with (the kernel leaves them so).

@@ -68,11 +68,54 @@ void moments_add16(inout Moments a, vec4 v0, vec4 v1, vec4 v2, vec4 v3) {
     a = moments_merge(a, Moments(16.0, mean, (dot(d0, d0) + dot(d1, d1)) + (dot(d2, d2) + dot(d3, d3))));
 }
 
-// Sized for the widest workgroup the host uses (norm_grouped.cpp's max_workgroup).
-#define NORM_MAX_WORKGROUP 256
-shared float sh_n[NORM_MAX_WORKGROUP];
-shared float sh_mean[NORM_MAX_WORKGROUP];
-shared float sh_m2[NORM_MAX_WORKGROUP];
+shared float sh_n[gl_WorkGroupSize.x];
+shared float sh_mean[gl_WorkGroupSize.x];
+shared float sh_m2[gl_WorkGroupSize.x];
+
+#if NORM_SUBGROUP
+shared float sh_total_n, sh_total_mean, sh_total_m2;
+
+// Workgroup moments by subgroup arithmetic (the device has it): the count and the mean first
+// (sums of n and n * mean), then each invocation's m2 plus n (mean - M)^2 summed: four barriers
+// and no division but the mean's, where the tree below merges seven partial moments (a division
+// each) per level on its busiest invocations.
+Moments moments_reduce(Moments m) {
+    const uint sg = gl_SubgroupID;
+    const float n = subgroupAdd(m.n), s = subgroupAdd(m.n * m.mean);
+    if (subgroupElect()) {
+        sh_n[sg] = n;
+        sh_mean[sg] = s;
+    }
+    barrier();
+    if (sg == 0) {
+        float tn = 0.0, ts = 0.0;
+        for (uint i = gl_SubgroupInvocationID; i < gl_NumSubgroups; i += gl_SubgroupSize) {
+            tn += sh_n[i];
+            ts += sh_mean[i];
+        }
+        tn = subgroupAdd(tn);
+        ts = subgroupAdd(ts);
+        if (subgroupElect()) {
+            sh_total_n = tn;
+            sh_total_mean = tn > 0.0 ? ts / tn : 0.0;
+        }
+    }
+    barrier();
+    const float total_n = sh_total_n, total_mean = sh_total_mean;
+    const float d = m.mean - total_mean;
+    const float q = subgroupAdd(m.n > 0.0 ? m.m2 + m.n * d * d : 0.0);
+    if (subgroupElect()) sh_m2[sg] = q;
+    barrier();
+    if (sg == 0) {
+        float t = 0.0;
+        for (uint i = gl_SubgroupInvocationID; i < gl_NumSubgroups; i += gl_SubgroupSize) t += sh_m2[i];
+        t = subgroupAdd(t);
+        if (subgroupElect()) sh_total_m2 = t;
+    }
+    barrier();
+    return Moments(total_n, total_mean, sh_total_m2);
+}
+#else
 
 // Reduction over the workgroup in levels of eight: at each level the first ceil(n / 8)
 // invocations each merge (Chan) eight of the n partial moments, strided so that neighbouring
@@ -102,5 +145,6 @@ Moments moments_reduce(Moments m) {
     }
     return Moments(sh_n[0], sh_mean[0], sh_m2[0]);
 }
+#endif
 
 #endif
