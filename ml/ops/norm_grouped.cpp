@@ -236,7 +236,8 @@ struct GroupedNormalizationBuilder {
                      .push_constant_bytes = push_bytes,
                      .workgroup = {coop_wg, 1, 1},
                      .specialization = {m, l.param_groups, l.param_div, l.has_bias, act, p, c, false, unit,
-                                        cached, spins}});
+                                        cached, spins,
+                                        uint32_t(detail::tuning_knob("VKML_NORM_TICKET", 1, 0, 1))}});
                 op.cached_units_ = cached;
                 // Two counters for the dispatch and two per group, then (n, mean, m2) per workgroup;
                 // zero to begin with (the kernel leaves them so).

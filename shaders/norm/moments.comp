@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 // Stage 1 of the split grouped normalization: workgroup w computes the Welford moments of chunk
 // (w % partials) of group (w / partials) and stores them as (n, mean, m2) in the partials buffer.

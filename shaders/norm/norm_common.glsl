@@ -47,27 +47,6 @@ Moments moments_merge(Moments a, Moments b) {
     return Moments(n, a.mean + d * f, a.m2 + b.m2 + d * d * a.n * f);
 }
 
-// Four values at once: their own moments merged in (one division per four values).
-void moments_add4(inout Moments a, vec4 v) {
-    const float mean = (v.x + v.y + v.z + v.w) * 0.25;
-    const vec4 d = v - mean;
-    a = moments_merge(a, Moments(4.0, mean, dot(d, d)));
-}
-
-// Eight values (two vectors) at once: their own moments merged in.
-void moments_add8(inout Moments a, vec4 v0, vec4 v1) {
-    const float mean = dot(v0 + v1, vec4(1.0)) * 0.125;
-    const vec4 d0 = v0 - mean, d1 = v1 - mean;
-    a = moments_merge(a, Moments(8.0, mean, dot(d0, d0) + dot(d1, d1)));
-}
-
-// Sixteen values (four vectors) at once: their own moments merged in.
-void moments_add16(inout Moments a, vec4 v0, vec4 v1, vec4 v2, vec4 v3) {
-    const float mean = dot((v0 + v1) + (v2 + v3), vec4(1.0)) * (1.0 / 16.0);
-    const vec4 d0 = v0 - mean, d1 = v1 - mean, d2 = v2 - mean, d3 = v3 - mean;
-    a = moments_merge(a, Moments(16.0, mean, (dot(d0, d0) + dot(d1, d1)) + (dot(d2, d2) + dot(d3, d3))));
-}
-
 shared float sh_n[gl_WorkGroupSize.x];
 shared float sh_mean[gl_WorkGroupSize.x];
 shared float sh_m2[gl_WorkGroupSize.x];

@@ -20,32 +20,63 @@ void load_x_unit(uint u, out vec4 lo, out vec4 hi) {
     }
 }
 
+// Unit u of X as loaded: 8 packed halves (spec_vec 8) or the fp32 bits of a 4-vector (one register
+// slot, uvec4, either way: f16 units stay packed until used).
+uvec4 load_x_raw(uint u) {
+    if (spec_vec == 8) return x16.data[u];
+    return floatBitsToUint(vec4(x4.data[u]));
+}
+
+void raw_values(uvec4 r, out vec4 lo, out vec4 hi) {
+    if (spec_vec == 8) {
+        lo = vec4(unpackHalf2x16(r.x), unpackHalf2x16(r.y));
+        hi = vec4(unpackHalf2x16(r.z), unpackHalf2x16(r.w));
+    } else {
+        lo = uintBitsToFloat(r);
+        hi = vec4(0.0);
+    }
+}
+
 // Moments of elements [begin, end) of the group starting at element base (begin, end and base
 // whole units where spec_vec > 1), relative to `shift`, reduced over the workgroup. Each
-// invocation loads four units (workgroup-strided) before using any: four loads in flight.
+// invocation loads eight units a step (workgroup-strided, kept as loaded: 32 registers) before
+// using any, so eight loads are in flight, then takes the step's moments exactly in two passes
+// over them and merges them once. (Four units a step, merged by sixteen values: InstanceNorm
+// 64ch @ 480x270 f16 spent 11.3 of its 15.6 us on the moments on an H200, two or three dependent
+// rounds of loads an invocation.)
 Moments chunk_moments(uint base, uint begin, uint end, float shift) {
     Moments m = Moments(0.0, 0.0, 0.0);
     const uint wg = gl_WorkGroupSize.x, lid = gl_LocalInvocationID.x;
     if (spec_vec > 1) {
         const uint b = base / spec_vec, last = end / spec_vec;
-        uint i = begin / spec_vec + lid;
-        for (; i + 3 * wg < last; i += 4 * wg) {
-            vec4 lo[4], hi[4];
-            for (uint k = 0; k < 4; ++k) load_x_unit(b + i + k * wg, lo[k], hi[k]);
-            if (spec_vec == 8) {
-                moments_add16(m, lo[0] - shift, hi[0] - shift, lo[1] - shift, hi[1] - shift);
-                moments_add16(m, lo[2] - shift, hi[2] - shift, lo[3] - shift, hi[3] - shift);
-            } else {
-                moments_add16(m, lo[0] - shift, lo[1] - shift, lo[2] - shift, lo[3] - shift);
+        for (uint i = begin / spec_vec + lid; i < last; i += 8 * wg) {
+            uvec4 r[8];
+            float n = 0.0, sum = 0.0;
+            [[unroll]] for (uint k = 0; k < 8; ++k) {
+                r[k] = uvec4(0);
+                if (i + k * wg < last) r[k] = load_x_raw(b + i + k * wg);
             }
-        }
-        for (; i < last; i += wg) {
-            vec4 lo, hi;
-            load_x_unit(b + i, lo, hi);
-            if (spec_vec == 8)
-                moments_add8(m, lo - shift, hi - shift);
-            else
-                moments_add4(m, lo - shift);
+            [[unroll]] for (uint k = 0; k < 8; ++k) {
+                if (i + k * wg >= last) break;
+                vec4 lo, hi;
+                raw_values(r[k], lo, hi);
+                n += float(spec_vec);
+                sum += dot(lo - shift, vec4(1.0)) + (spec_vec == 8 ? dot(hi - shift, vec4(1.0)) : 0.0);
+            }
+            const float mean = sum / n;
+            float m2 = 0.0;
+            [[unroll]] for (uint k = 0; k < 8; ++k) {
+                if (i + k * wg >= last) break;
+                vec4 lo, hi;
+                raw_values(r[k], lo, hi);
+                const vec4 d = (lo - shift) - mean;
+                m2 += dot(d, d);
+                if (spec_vec == 8) {
+                    const vec4 e = (hi - shift) - mean;
+                    m2 += dot(e, e);
+                }
+            }
+            m = moments_merge(m, Moments(n, mean, m2));
         }
     } else {
         for (uint i = begin + lid; i < end; i += wg) moments_add(m, float(x.data[base + i]) - shift);

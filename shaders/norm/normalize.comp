@@ -48,6 +48,8 @@ layout(constant_id = 8) const uint spec_vec = 1;
 layout(constant_id = 9) const uint spec_cached = 0;
 // NORM_COOP: polls of the group's arrival counter before a workgroup stops waiting.
 layout(constant_id = 10) const uint spec_spins = 16384;
+// NORM_COOP: chunks by ticket (start order); false: by workgroup index (the whole grid resident).
+layout(constant_id = 11) const bool spec_ticket = true;
 #define NORM_MAX_CACHED 8
 #include "norm/norm_units.glsl"
 layout(std430, set = 0, binding = 1) readonly buffer Scale { sfloat data[]; } scale;
@@ -124,21 +126,6 @@ void store_y_unit(uint u, vec4 lo, vec4 hi, float shift, float mean, float inv_s
 // first unit is b, one register slot (uvec4) each, as loaded: 8 packed halves (spec_vec 8) or the
 // fp32 bits of a 4-vector; each invocation's own moments exactly in two passes over its registers
 // (relative to `shift`), then merged over the workgroup (every invocation gets them).
-uvec4 load_x_raw(uint u) {
-    if (spec_vec == 8) return x16.data[u];
-    return floatBitsToUint(vec4(x4.data[u]));
-}
-
-void raw_values(uvec4 r, out vec4 lo, out vec4 hi) {
-    if (spec_vec == 8) {
-        lo = vec4(unpackHalf2x16(r.x), unpackHalf2x16(r.y));
-        hi = vec4(unpackHalf2x16(r.z), unpackHalf2x16(r.w));
-    } else {
-        lo = uintBitsToFloat(r);
-        hi = vec4(0.0);
-    }
-}
-
 Moments cached_moments(uint b, uint first, uint last, float shift, inout uvec4 cached[NORM_MAX_CACHED]) {
     const uint wg = gl_WorkGroupSize.x, lid = gl_LocalInvocationID.x;
     float n = 0.0, sum = 0.0;
@@ -188,17 +175,18 @@ void store_cached(uint b, uint first, uint last, uvec4 cached[NORM_MAX_CACHED], 
     }
 }
 
-// Units first + lid, first + lid + wg, ... (below `last`) of Y from X, read again: four units per
-// step (workgroup-strided), loaded before any is stored.
+// Units first .. last - 1 of Y from X, read again: four units per step (workgroup-strided), loaded
+// before any is stored, last units first (the moments pass read them last: the likeliest still in
+// the L2 cache; neighbouring invocations still take neighbouring units).
 void store_from_x(uint b, uint first, uint last, float shift, float mean, float inv_std, GroupParams gp) {
-    const uint wg = gl_WorkGroupSize.x;
-    for (uint i = first + gl_LocalInvocationID.x; i < last; i += 4 * wg) {
+    const uint wg = gl_WorkGroupSize.x, n = last - first;
+    for (uint j = gl_LocalInvocationID.x; j < n; j += 4 * wg) {
         vec4 lo[4], hi[4];
         for (uint k = 0; k < 4; ++k)
-            if (i + k * wg < last) load_x_unit(b + i + k * wg, lo[k], hi[k]);
+            if (j + k * wg < n) load_x_unit(b + last - 1 - (j + k * wg), lo[k], hi[k]);
         for (uint k = 0; k < 4; ++k) {
-            const uint u = i + k * wg;
-            if (u >= last) break;
+            if (j + k * wg >= n) break;
+            const uint u = last - 1 - (j + k * wg);
             store_y_unit(b + u, lo[k], hi[k], shift, mean, inv_std, gp.base + spec_vec * u, gp);
         }
     }
@@ -232,7 +220,7 @@ void main() {
     // before it or take the next tickets, so the wait needs only as many workgroups side by side
     // as a group has, whatever order the device launches the grid in.
     const uint lid = gl_LocalInvocationID.x;
-    if (lid == 0) sh_ticket = atomicAdd(sync_buf.data[0], 1u);
+    if (lid == 0) sh_ticket = spec_ticket ? atomicAdd(sync_buf.data[0], 1u) : norm_workgroup_id();
     barrier();
     const uint w = sh_ticket;
     if (w >= p.groups * spec_partials) { // the grid's spare workgroups (folded into y)
