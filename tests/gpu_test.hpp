@@ -16,6 +16,9 @@ namespace vkml::test {
 
 // Validation messages seen since the last take (thread-safe).
 std::vector<std::string> take_validation_messages();
+// Whether the harness's crash handler is installed (a fatal signal prints the faulting thread's
+// stack; not where a sanitizer handles the signals itself).
+bool crash_trace_active();
 // A DeviceDesc whose callback feeds the collector; `vkml_messages`, when given, receives vkml's
 // own warnings (which are not failures by themselves).
 gpu::DeviceDesc device_desc(std::vector<std::string>* vkml_messages = nullptr);

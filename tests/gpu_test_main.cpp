@@ -1,3 +1,7 @@
+#include <execinfo.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <mutex>
@@ -9,7 +13,40 @@ namespace {
 std::mutex mutex;
 std::vector<std::string> collected;
 std::unique_ptr<gpu::Device> shared;
+
+// A crash prints the faulting thread's stack before the default action ends the process: a rare
+// SIGSEGV once ended a suite run with nothing to go on. Installed only where nothing else handles
+// the signal (the sanitizer builds keep their own reports).
+void crash_handler(int sig) {
+    void* frames[64];
+    const int n = backtrace(frames, 64);
+    static const char header[] = "vkml test: fatal signal; the faulting thread's stack:\n";
+    [[maybe_unused]] const ssize_t w = write(STDERR_FILENO, header, sizeof header - 1);
+    backtrace_symbols_fd(frames, n, STDERR_FILENO);
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+}
+
+const bool crash_trace_installed = [] {
+    void* warm[1];
+    backtrace(warm, 1); // loads the unwinder now rather than inside the handler
+    bool any = false;
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) {
+        struct sigaction old {};
+        if (sigaction(sig, nullptr, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
+            continue;
+        struct sigaction sa {};
+        sa.sa_handler = crash_handler;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(sig, &sa, nullptr) == 0 && sig == SIGSEGV) any = true;
+    }
+    return any;
+}();
 } // namespace
+
+bool crash_trace_active() {
+    return crash_trace_installed;
+}
 
 std::vector<std::string> take_validation_messages() {
     std::lock_guard lock(mutex);
@@ -20,6 +57,9 @@ gpu::DeviceDesc device_desc(std::vector<std::string>* vkml_messages) {
     gpu::DeviceDesc desc;
     desc.on_message = [vkml_messages](const gpu::Message& m) {
         if (m.source == "validation") {
+            // Printed as it arrives as well (the test fails on it in TearDown): a crash right after
+            // a message still leaves it in the log.
+            std::fprintf(stderr, "validation: %.*s\n", int(m.text.size()), m.text.data());
             std::lock_guard lock(mutex);
             collected.emplace_back(m.text);
         } else if (vkml_messages) {

@@ -243,11 +243,21 @@ void PipelineCache::begin_batch() {
 
 void PipelineCache::end_batch(bool rethrow) {
     std::vector<std::shared_future<void>> pending;
+    std::vector<std::pair<Pipeline*, std::string>> names;
     {
         std::lock_guard lock(mutex_);
-        if (--batch_depth_ == 0) pending.swap(batch_pending_);
+        if (--batch_depth_ == 0) {
+            pending.swap(batch_pending_);
+            names.swap(batch_names_);
+        }
     }
     for (const auto& f : pending) f.wait();
+    // Named here, on the batch's thread, after their jobs: vkSetDebugUtilsObjectNameEXT from the
+    // workers, beside the thread recording and submitting, raced the validation layer's object-name
+    // map (Vulkan-ValidationLayers issue 6802: inserts locked, lookups not; fixed in late 2023,
+    // after the 1.3.239 layer Debian bookworm ships). A pipeline that failed has no handle.
+    for (const auto& [p, name] : names)
+        if (p->pipeline_) device_.set_debug_name(VK_OBJECT_TYPE_PIPELINE, p->pipeline_, name);
     if (rethrow)
         for (const auto& f : pending) f.get(); // the first creation error
 }
@@ -288,7 +298,8 @@ void PipelineCache::capture_statistics(Pipeline& p, const std::vector<uint32_t>&
     info.pipeline = p.pipeline_;
     uint32_t count = 0;
     if (ext.get_pipeline_executable_properties(dev, &info, &count, nullptr) != VK_SUCCESS) return;
-    std::vector<VkPipelineExecutablePropertiesKHR> executables(count, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR});
+    std::vector<VkPipelineExecutablePropertiesKHR> executables(
+        count, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR});
     if (ext.get_pipeline_executable_properties(dev, &info, &count, executables.data()) != VK_SUCCESS) return;
     for (uint32_t e = 0; e < count; ++e) {
         VkPipelineExecutableInfoKHR ei{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
@@ -296,23 +307,34 @@ void PipelineCache::capture_statistics(Pipeline& p, const std::vector<uint32_t>&
         ei.executableIndex = e;
         uint32_t n = 0;
         if (ext.get_pipeline_executable_statistics(dev, &ei, &n, nullptr) != VK_SUCCESS) continue;
-        std::vector<VkPipelineExecutableStatisticKHR> stats(n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+        std::vector<VkPipelineExecutableStatisticKHR> stats(
+            n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
         if (ext.get_pipeline_executable_statistics(dev, &ei, &n, stats.data()) != VK_SUCCESS) continue;
         for (const auto& st : stats) {
             double v = 0;
             switch (st.format) {
-            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: v = st.value.b32 ? 1 : 0; break;
-            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: v = double(st.value.i64); break;
-            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: v = double(st.value.u64); break;
-            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR: v = st.value.f64; break;
-            default: continue;
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR:
+                v = st.value.b32 ? 1 : 0;
+                break;
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR:
+                v = double(st.value.i64);
+                break;
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
+                v = double(st.value.u64);
+                break;
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR:
+                v = st.value.f64;
+                break;
+            default:
+                continue;
             }
             p.statistics_.push_back({executables[e].name, st.name, st.description, v});
         }
     }
     if (detail::env_string("VKML_PIPELINE_STATS") != "1") return;
     std::string line = "vkml pipeline " + p.name_ + " [";
-    for (size_t i = 0; i < specialization.size(); ++i) line += (i ? "," : "") + std::to_string(specialization[i]);
+    for (size_t i = 0; i < specialization.size(); ++i)
+        line += (i ? "," : "") + std::to_string(specialization[i]);
     line += "] wg " + std::to_string(p.workgroup_[0]) + "x" + std::to_string(p.workgroup_[1]) + "x" +
             std::to_string(p.workgroup_[2]) + ":";
     for (const auto& st : p.statistics_) {
@@ -359,10 +381,12 @@ const Pipeline& PipelineCache::get(const ComputePipelineDesc& desc) {
     // Tensor-core shaders run in the form of the extension the device enabled: their NV SPIR-V, or
     // its KHR twin made at build time (tools/coopmat_khr).
     const std::span<const uint32_t> code =
-        (info.requires_bits & shader_requires_coopmat_nv) && caps.coopmat_api == CoopMatApi::khr ? info.code_khr
-                                                                                                  : info.code;
+        (info.requires_bits & shader_requires_coopmat_nv) && caps.coopmat_api == CoopMatApi::khr
+            ? info.code_khr
+            : info.code;
     if (code.empty())
-        throw Error(ErrorCode::Unsupported, "shader " + std::string(info.id) + " has no VK_KHR_cooperative_matrix form");
+        throw Error(ErrorCode::Unsupported,
+                    "shader " + std::string(info.id) + " has no VK_KHR_cooperative_matrix form");
     const auto& wg = desc.workgroup;
     if (uint64_t(wg[0]) * wg[1] * wg[2] > caps.max_workgroup_invocations || wg[0] == 0 || wg[1] == 0 ||
         wg[2] == 0 || wg[0] > caps.max_workgroup_size[0] || wg[1] > caps.max_workgroup_size[1] ||
@@ -422,20 +446,21 @@ const Pipeline& PipelineCache::get(const ComputePipelineDesc& desc) {
             const std::vector<uint32_t> specialization = desc.specialization;
             auto task = std::make_shared<std::packaged_task<void()>>(
                 [this, raw, dev, module, entries = std::move(entries), values = std::move(values), ci,
-                 specialization, name]() mutable {
+                 specialization]() mutable {
                     VkSpecializationInfo job_spec{uint32_t(entries.size()), entries.data(), values.size() * 4,
                                                   values.data()};
                     ci.stage.pSpecializationInfo = &job_spec;
-                    const VkResult r = vkCreateComputePipelines(dev, cache_, 1, &ci, nullptr, &raw->pipeline_);
+                    const VkResult r =
+                        vkCreateComputePipelines(dev, cache_, 1, &ci, nullptr, &raw->pipeline_);
                     vkDestroyShaderModule(dev, module, nullptr);
                     check_vk(r, "vkCreateComputePipelines");
-                    device_.set_debug_name(VK_OBJECT_TYPE_PIPELINE, raw->pipeline_, name);
                     if (device_.caps().pipeline_statistics) capture_statistics(*raw, specialization);
                     std::lock_guard stats_lock(mutex_);
                     ++stats_.pipelines;
                 });
             p->ready_ = task->get_future().share();
             batch_pending_.push_back(p->ready_);
+            batch_names_.emplace_back(raw, name);
             module = VK_NULL_HANDLE; // the job's now
             {
                 std::lock_guard queue_lock(job_mutex_);

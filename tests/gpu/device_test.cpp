@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cctype>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -110,6 +111,14 @@ TEST_F(GpuTest, TimelineValuesAdvanceAndComplete) {
 
 // The harness must be able to fail: a deliberate misuse reaches the collector, and so does a
 // synchronization hazard (two writes with no barrier), which proves synchronization validation is on.
+// A crash in a test prints the faulting thread's stack (the harness's handler), then the process
+// dies of the signal as it would have.
+TEST(CrashTraceDeathTest, SegfaultPrintsTheStackAndStillDies) {
+    if (!crash_trace_active()) GTEST_SKIP() << "a sanitizer handles the fatal signals in this build";
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(std::raise(SIGSEGV), ::testing::KilledBySignal(SIGSEGV), "the faulting thread's stack");
+}
+
 TEST(ValidationHarness, ReportsMisuseAndHazards) {
     if (std::getenv("VKML_VALIDATION") == nullptr || std::string(std::getenv("VKML_VALIDATION")) != "1")
         GTEST_SKIP() << "VKML_VALIDATION=1 is not set";

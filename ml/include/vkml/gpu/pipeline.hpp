@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <vulkan/vulkan_core.h>
@@ -191,6 +192,9 @@ private:
     bool stopping_ = false;
     int batch_depth_ = 0;
     std::vector<std::shared_future<void>> batch_pending_;
+    // The debug names of the pipelines the open batches compile on workers, applied by end_batch
+    // on the batch's own thread once their jobs are done (under mutex_).
+    std::vector<std::pair<Pipeline*, std::string>> batch_names_;
 };
 
 // While one exists (a Session's build), new compute pipelines of `device` compile on the cache's
