@@ -226,6 +226,8 @@ struct GroupedNormalizationBuilder {
                 const uint32_t cached = held ? uint32_t((units + coop_wg - 1) / coop_wg) : 0u;
                 const auto spins =
                     uint32_t(detail::tuning_knob("VKML_NORM_SPINS", default_spins, 0, UINT32_MAX));
+                // VKML_NORM_TICKET=0: chunks by workgroup index instead of by ticket (tuning).
+                const auto ticket = uint32_t(detail::tuning_knob("VKML_NORM_TICKET", 1, 0, 1));
                 // The workgroup's moments by subgroup arithmetic where the device has it
                 // (VKML_NORM_SUBGROUP=0: the shared-memory tree).
                 static const bool subgroup_knob = detail::tuning_knob("VKML_NORM_SUBGROUP", 1, 0, 1) != 0;
@@ -236,8 +238,7 @@ struct GroupedNormalizationBuilder {
                      .push_constant_bytes = push_bytes,
                      .workgroup = {coop_wg, 1, 1},
                      .specialization = {m, l.param_groups, l.param_div, l.has_bias, act, p, c, false, unit,
-                                        cached, spins,
-                                        uint32_t(detail::tuning_knob("VKML_NORM_TICKET", 1, 0, 1))}});
+                                        cached, spins, ticket}});
                 op.cached_units_ = cached;
                 // Two counters for the dispatch and two per group, then (n, mean, m2) per workgroup;
                 // zero to begin with (the kernel leaves them so).

@@ -37,46 +37,63 @@ void raw_values(uvec4 r, out vec4 lo, out vec4 hi) {
     }
 }
 
+// Units an invocation holds in registers at once, one uvec4 slot each as loaded (the moments' steps
+// below; normalize.comp's held chunks).
+#define NORM_MAX_CACHED 8
+
+// How many of the units u0, u0 + wg, u0 + 2 wg, ... (at most `cap`) lie below `last`.
+uint units_below(uint u0, uint last, uint cap) {
+    const uint wg = gl_WorkGroupSize.x;
+    return u0 >= last ? 0u : min(cap, (last - u0 + wg - 1) / wg);
+}
+
+// The exact moments, relative to `shift`, of the first `count` units of r (as loaded): their mean,
+// then a second pass over the registers for the squared deviations from it.
+Moments held_moments(uvec4 r[NORM_MAX_CACHED], uint count, float shift) {
+    float n = 0.0, sum = 0.0;
+    [[unroll]] for (uint k = 0; k < NORM_MAX_CACHED; ++k) {
+        if (k >= count) break;
+        vec4 lo, hi;
+        raw_values(r[k], lo, hi);
+        n += float(spec_vec);
+        sum += dot(lo - shift, vec4(1.0)) + (spec_vec == 8 ? dot(hi - shift, vec4(1.0)) : 0.0);
+    }
+    const float mean = n > 0.0 ? sum / n : 0.0;
+    float m2 = 0.0;
+    [[unroll]] for (uint k = 0; k < NORM_MAX_CACHED; ++k) {
+        if (k >= count) break;
+        vec4 lo, hi;
+        raw_values(r[k], lo, hi);
+        const vec4 d = (lo - shift) - mean;
+        m2 += dot(d, d);
+        if (spec_vec == 8) {
+            const vec4 e = (hi - shift) - mean;
+            m2 += dot(e, e);
+        }
+    }
+    return Moments(n, mean, m2);
+}
+
 // Moments of elements [begin, end) of the group starting at element base (begin, end and base
 // whole units where spec_vec > 1), relative to `shift`, reduced over the workgroup. Each
-// invocation loads eight units a step (workgroup-strided, kept as loaded: 32 registers) before
-// using any, so eight loads are in flight, then takes the step's moments exactly in two passes
-// over them and merges them once. (Four units a step, merged by sixteen values: InstanceNorm
-// 64ch @ 480x270 f16 spent 11.3 of its 15.6 us on the moments on an H200, two or three dependent
-// rounds of loads an invocation.)
+// invocation loads NORM_MAX_CACHED (eight) units a step (workgroup-strided, kept as loaded: 32
+// registers) before using any, so eight loads are in flight, then takes the step's moments
+// exactly (held_moments) and merges them once. (Four units a step, merged by sixteen values:
+// InstanceNorm 64ch @ 480x270 f16 spent 11.3 of its 15.6 us on the moments on an H200, two or
+// three dependent rounds of loads an invocation.)
 Moments chunk_moments(uint base, uint begin, uint end, float shift) {
     Moments m = Moments(0.0, 0.0, 0.0);
     const uint wg = gl_WorkGroupSize.x, lid = gl_LocalInvocationID.x;
     if (spec_vec > 1) {
         const uint b = base / spec_vec, last = end / spec_vec;
-        for (uint i = begin / spec_vec + lid; i < last; i += 8 * wg) {
-            uvec4 r[8];
-            float n = 0.0, sum = 0.0;
-            [[unroll]] for (uint k = 0; k < 8; ++k) {
+        for (uint i = begin / spec_vec + lid; i < last; i += NORM_MAX_CACHED * wg) {
+            const uint count = units_below(i, last, NORM_MAX_CACHED);
+            uvec4 r[NORM_MAX_CACHED];
+            [[unroll]] for (uint k = 0; k < NORM_MAX_CACHED; ++k) {
                 r[k] = uvec4(0);
-                if (i + k * wg < last) r[k] = load_x_raw(b + i + k * wg);
+                if (k < count) r[k] = load_x_raw(b + i + k * wg);
             }
-            [[unroll]] for (uint k = 0; k < 8; ++k) {
-                if (i + k * wg >= last) break;
-                vec4 lo, hi;
-                raw_values(r[k], lo, hi);
-                n += float(spec_vec);
-                sum += dot(lo - shift, vec4(1.0)) + (spec_vec == 8 ? dot(hi - shift, vec4(1.0)) : 0.0);
-            }
-            const float mean = sum / n;
-            float m2 = 0.0;
-            [[unroll]] for (uint k = 0; k < 8; ++k) {
-                if (i + k * wg >= last) break;
-                vec4 lo, hi;
-                raw_values(r[k], lo, hi);
-                const vec4 d = (lo - shift) - mean;
-                m2 += dot(d, d);
-                if (spec_vec == 8) {
-                    const vec4 e = (hi - shift) - mean;
-                    m2 += dot(e, e);
-                }
-            }
-            m = moments_merge(m, Moments(n, mean, m2));
+            m = moments_merge(m, held_moments(r, count, shift));
         }
     } else {
         for (uint i = begin + lid; i < end; i += wg) moments_add(m, float(x.data[base + i]) - shift);

@@ -50,7 +50,6 @@ layout(constant_id = 9) const uint spec_cached = 0;
 layout(constant_id = 10) const uint spec_spins = 16384;
 // NORM_COOP: chunks by ticket (start order); false: by workgroup index (the whole grid resident).
 layout(constant_id = 11) const bool spec_ticket = true;
-#define NORM_MAX_CACHED 8
 #include "norm/norm_units.glsl"
 layout(std430, set = 0, binding = 1) readonly buffer Scale { sfloat data[]; } scale;
 layout(std430, set = 0, binding = 2) readonly buffer Bias { sfloat data[]; } bias;
@@ -128,37 +127,12 @@ void store_y_unit(uint u, vec4 lo, vec4 hi, float shift, float mean, float inv_s
 // (relative to `shift`), then merged over the workgroup (every invocation gets them).
 Moments cached_moments(uint b, uint first, uint last, float shift, inout uvec4 cached[NORM_MAX_CACHED]) {
     const uint wg = gl_WorkGroupSize.x, lid = gl_LocalInvocationID.x;
-    float n = 0.0, sum = 0.0;
+    const uint count = units_below(first + lid, last, spec_cached);
     [[unroll]] for (uint k = 0; k < NORM_MAX_CACHED; ++k) {
         if (k >= spec_cached) break;
-        const uint u = first + lid + k * wg;
-        uvec4 r = uvec4(0);
-        if (u < last) {
-            r = load_x_raw(b + u);
-            vec4 lo, hi;
-            raw_values(r, lo, hi);
-            lo -= shift;
-            hi -= shift;
-            n += float(spec_vec);
-            sum += dot(lo, vec4(1.0)) + (spec_vec == 8 ? dot(hi, vec4(1.0)) : 0.0);
-        }
-        cached[k] = r;
+        cached[k] = k < count ? load_x_raw(b + first + lid + k * wg) : uvec4(0);
     }
-    const float mean = n > 0.0 ? sum / n : 0.0;
-    float m2 = 0.0;
-    [[unroll]] for (uint k = 0; k < NORM_MAX_CACHED; ++k) {
-        if (k >= spec_cached) break;
-        if (first + lid + k * wg >= last) break;
-        vec4 lo, hi;
-        raw_values(cached[k], lo, hi);
-        const vec4 d = (lo - shift) - mean;
-        m2 += dot(d, d);
-        if (spec_vec == 8) {
-            const vec4 e = (hi - shift) - mean;
-            m2 += dot(e, e);
-        }
-    }
-    return moments_reduce(Moments(n, mean, m2));
+    return moments_reduce(held_moments(cached, count, shift));
 }
 
 // Units first + lid + k wg (below `last`) of Y from `cached`.

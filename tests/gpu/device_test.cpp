@@ -109,8 +109,6 @@ TEST_F(GpuTest, TimelineValuesAdvanceAndComplete) {
     EXPECT_EQ(first, 2u) << "the second submission ran after the first";
 }
 
-// The harness must be able to fail: a deliberate misuse reaches the collector, and so does a
-// synchronization hazard (two writes with no barrier), which proves synchronization validation is on.
 // A crash in a test prints the faulting thread's stack (the harness's handler), then the process
 // dies of the signal as it would have.
 TEST(CrashTraceDeathTest, SegfaultPrintsTheStackAndStillDies) {
@@ -119,6 +117,8 @@ TEST(CrashTraceDeathTest, SegfaultPrintsTheStackAndStillDies) {
     EXPECT_EXIT(std::raise(SIGSEGV), ::testing::KilledBySignal(SIGSEGV), "the faulting thread's stack");
 }
 
+// The harness must be able to fail: a deliberate misuse reaches the collector, and so does a
+// synchronization hazard (two writes with no barrier), which proves synchronization validation is on.
 TEST(ValidationHarness, ReportsMisuseAndHazards) {
     if (std::getenv("VKML_VALIDATION") == nullptr || std::string(std::getenv("VKML_VALIDATION")) != "1")
         GTEST_SKIP() << "VKML_VALIDATION=1 is not set";

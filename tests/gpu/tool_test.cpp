@@ -59,6 +59,8 @@ TEST_F(GpuTest, InfoJsonIsValidAndMatchesTheLibrary) {
         EXPECT_EQ(d.find("name")->string, caps[i].device_name);
         EXPECT_EQ(d.find("fp16_storage")->boolean, caps[i].storage16);
         EXPECT_EQ(d.find("subgroup_size")->number, double(caps[i].subgroup_size));
+        ASSERT_NE(d.find("subgroup_arithmetic"), nullptr);
+        EXPECT_EQ(d.find("subgroup_arithmetic")->boolean, caps[i].subgroup_arithmetic);
         EXPECT_EQ(d.find("memory_heaps")->items.size(), caps[i].memory_heaps.size());
         EXPECT_EQ(d.find("queue_families")->items.size(), caps[i].queue_families.size());
     }

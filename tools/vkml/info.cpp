@@ -140,9 +140,8 @@ void print_json(const std::vector<gpu::Capabilities>& devices) {
             "\"device_uuid\": \"%s\", \"driver_uuid\": \"%s\",\n   \"fp16_storage\": %s, "
             "\"fp16_arithmetic\": %s, "
             "\"int8\": %s, \"push_descriptors\": %s, \"memory_budget\": %s, \"subgroup_size\": %u, "
-            "\"min_subgroup_size\": %u, \"max_subgroup_size\": %u, \"coopmat_nv\": %s, \"coopmat_api\": "
-            "\"%s\", "
-            "\"timestamps\": %s, "
+            "\"min_subgroup_size\": %u, \"max_subgroup_size\": %u, \"subgroup_arithmetic\": %s, "
+            "\"coopmat_nv\": %s, \"coopmat_api\": \"%s\", \"timestamps\": %s, "
             "\"timestamp_period_ns\": %.6f, \"max_workgroup_invocations\": %u, \"max_shared_memory\": %u,\n",
             i ? "," : "", i, json_string(c.device_name).c_str(), gpu::device_type_name(c.device_type),
             gpu::version_string(c.api_version).c_str(), c.vendor_id, c.device_id,
@@ -150,9 +149,10 @@ void print_json(const std::vector<gpu::Capabilities>& devices) {
             gpu::uuid_string(c.device_uuid).c_str(), gpu::uuid_string(c.driver_uuid).c_str(),
             c.storage16 ? "true" : "false", c.float16 ? "true" : "false", c.int8 ? "true" : "false",
             c.push_descriptors ? "true" : "false", c.memory_budget ? "true" : "false", c.subgroup_size,
-            c.min_subgroup_size, c.max_subgroup_size, c.coopmat_nv ? "true" : "false",
-            gpu::coopmat_api_name(c.coopmat_api), c.timestamps ? "true" : "false",
-            double(c.timestamp_period_ns), c.max_workgroup_invocations, c.max_shared_memory);
+            c.min_subgroup_size, c.max_subgroup_size, c.subgroup_arithmetic ? "true" : "false",
+            c.coopmat_nv ? "true" : "false", gpu::coopmat_api_name(c.coopmat_api),
+            c.timestamps ? "true" : "false", double(c.timestamp_period_ns), c.max_workgroup_invocations,
+            c.max_shared_memory);
         std::printf("   \"coopmat_shapes\": [");
         for (size_t m = 0; m < c.coopmat_shapes.size(); ++m) {
             const auto& s = c.coopmat_shapes[m];

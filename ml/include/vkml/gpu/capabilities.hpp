@@ -52,8 +52,8 @@ struct Capabilities {
     bool int64 = false;             // 64-bit integers in shaders
     bool dynamic_rendering = false; // raster passes without render-pass objects (frame graph)
     bool push_descriptors = false;
-    bool pipeline_statistics =
-        false; // VK_KHR_pipeline_executable_properties (DeviceDesc::pipeline_statistics)
+    // VK_KHR_pipeline_executable_properties (DeviceDesc::pipeline_statistics)
+    bool pipeline_statistics = false;
     bool memory_budget = false;
     bool subgroup_size_control = false;
     // The tensor-core (cooperative-matrix) shaders may run: vkml enabled VK_NV_cooperative_matrix
