@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Stage a program's shared libraries with the unused ones replaced by stubs (bench/device/pack_upscale.sh).
 
-usage: stub_libs.py --out LIBDIR --keep REGEX [--cc CC] PROGRAM
+usage: stub_libs.py --out LIBDIR --keep REGEX [--cc CC] PROGRAM...
 
-Walks PROGRAM's DT_NEEDED tree (paths from its ldd). A library whose soname matches REGEX is copied
+Walks the PROGRAMs' DT_NEEDED trees (paths from their ldd). A library whose soname matches REGEX is copied
 (stripped) into LIBDIR under its soname and its own DT_NEEDED are walked; the C library's family is
 left to the target system (as ../shared/tools/device-pack does); every other library is replaced by
 a stub built here with CC: a shared library with the same soname that defines each symbol the kept
-libraries (and PROGRAM) import from it, with the symbol versions they ask for (their .gnu.version_r),
+libraries (and the PROGRAMs) import from it, with the symbol versions they ask for (their .gnu.version_r),
 functions that print what was called and abort, objects of the real size filled with zeros. The
 stubs need nothing but libc, so the libraries only they needed are not carried at all. Weak
 references are left undefined (they resolve to null, as when a library is absent). The loader is
@@ -134,15 +134,17 @@ def main():
     ap.add_argument('--zero', default='', help='comma-separated functions whose stubs return 0')
     ap.add_argument('--empty-string', default='', help='comma-separated functions whose stubs return ""')
     ap.add_argument('--cc', default=os.environ.get('CC', 'cc'))
-    ap.add_argument('program')
+    ap.add_argument('programs', nargs='+')
     a = ap.parse_args()
     keep = re.compile(a.keep)
     zero = set(filter(None, a.zero.split(',')))
     empty = set(filter(None, a.empty_string.split(',')))
-    paths = ldd_paths(a.program)
+    paths = {}
+    for prog in a.programs:
+        paths.update(ldd_paths(prog))
 
     # The DT_NEEDED tree: kept libraries are walked, stubbed ones are leaves.
-    kept, stubbed, system, todo = [], [], [], [a.program]
+    kept, stubbed, system, todo = [], [], [], list(a.programs)
     seen = set()
     while todo:
         for so in needed(todo.pop()):
@@ -150,7 +152,7 @@ def main():
                 continue
             seen.add(so)
             if so not in paths:
-                sys.exit(f'stub_libs: ldd {a.program} does not resolve {so}')
+                sys.exit(f'stub_libs: ldd of {" ".join(a.programs)} does not resolve {so}')
             if SYSTEM.match(so):
                 system.append(so)
             elif keep.search(so):
@@ -161,7 +163,7 @@ def main():
 
     # What the real code imports (the program and the kept libraries) and what the system and the
     # kept libraries define themselves (a stub must not interpose on those).
-    importers = [a.program] + [paths[s] for s in kept]
+    importers = list(a.programs) + [paths[s] for s in kept]
     refs = []                     # (name, version, weak, soname the version belongs to)
     wanted_versions = {}          # stubbed soname -> version names its importers require
     for p in importers:
