@@ -449,7 +449,8 @@ void Executor::record_batch(Slot& slot, uint32_t slot_index, const FrameGraph& g
                 vkCmdSetViewport(cmd.vk(), 0, 1, &viewport);
                 vkCmdSetScissor(cmd.vk(), 0, 1, &area);
             }
-            PassContext ctx(g, slot.frame, pp.pass, pp.queue, cmd, slot_index, frame_);
+            PassContext ctx(g, slot.frame, pp.pass, pp.queue, cmd, slot_index, frame_,
+                            slot.timed ? slot.profiler.get() : nullptr);
             pass.record(ctx);
             if (pass.kind == PassKind::Raster) vkCmdEndRendering(cmd.vk());
             if (slot.timed) slot.profiler->end(cmd);
@@ -511,7 +512,9 @@ void Executor::record_barriers(gpu::CommandBuffer& cmd, const Slot& slot, const 
 gpu::Profiler& Executor::profiler(Slot& slot, uint32_t slot_index) {
     if (!slot.profiler)
         slot.profiler =
-            std::make_unique<gpu::Profiler>(device_, 0, desc_.name + " timestamps" + slot_suffix(slot_index));
+            // Room for the passes' own nested scopes (PassContext::profiler()) beside theirs.
+            std::make_unique<gpu::Profiler>(device_, 64,
+                                            desc_.name + " timestamps" + slot_suffix(slot_index));
     return *slot.profiler;
 }
 

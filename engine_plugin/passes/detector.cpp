@@ -132,7 +132,9 @@ struct Detector::Impl {
     void load();
     void choose_format();
     SourceOps& source_ops(const gpu::Tensor& source);
-    void record(gpu::CommandBuffer& cmd, const gpu::Tensor& source, DetectionBuffer& out);
+    // With a profiler, one scope per stage, named prefix + stage.
+    void record(gpu::CommandBuffer& cmd, const gpu::Tensor& source, DetectionBuffer& out,
+                gpu::Profiler* profiler = nullptr, const std::string& prefix = {});
     std::vector<Detection> read(const DetectionBuffer& out) const;
     DetectionBuffer make_output() const;
 };
@@ -324,8 +326,15 @@ DetectionBuffer Detector::Impl::make_output() const {
     return out;
 }
 
-void Detector::Impl::record(gpu::CommandBuffer& cmd, const gpu::Tensor& source, DetectionBuffer& out) {
+void Detector::Impl::record(gpu::CommandBuffer& cmd, const gpu::Tensor& source, DetectionBuffer& out,
+                            gpu::Profiler* profiler, const std::string& prefix) {
     SourceOps& ops = source_ops(source);
+    // One timestamp scope per stage (each closes after the stage's last dispatch).
+    auto stage = [&](const char* name, auto&& body) {
+        if (profiler) profiler->begin(cmd, prefix + name);
+        body();
+        if (profiler) profiler->end(cmd);
+    };
     if (!out.buffer || out.detections.shape()[0] != int64_t(desc.max_detections))
         invalid("the detection buffer was not made by this detector's make_output()");
     const auto& g = ops.letterbox->geometry();
@@ -333,20 +342,20 @@ void Detector::Impl::record(gpu::CommandBuffer& cmd, const gpu::Tensor& source, 
     out.height = g.src_height;
     // Earlier records on this queue are done with the shared intermediate tensors.
     gpu::barrier::compute_to_compute(cmd);
-    ops.letterbox->record(cmd, std::span(&source, 1), std::span(&model_in, 1));
+    stage("letterbox", [&] { ops.letterbox->record(cmd, std::span(&source, 1), std::span(&model_in, 1)); });
     gpu::barrier::compute_to_compute(cmd);
-    session->record(cmd, Bindings{std::span(&model_in, 1), model_out});
+    stage("model", [&] { session->record(cmd, Bindings{std::span(&model_in, 1), model_out}); });
     gpu::barrier::compute_to_compute(cmd);
     const gpu::Tensor decoded[] = {candidates, nms_boxes, scores};
-    decode->record(cmd, decode_in, decoded);
+    stage("decode", [&] { decode->record(cmd, decode_in, decoded); });
     gpu::barrier::compute_to_compute(cmd);
     const gpu::Tensor nms_in[] = {nms_boxes, scores};
     const gpu::Tensor nms_out[] = {selected, count};
-    nms->record(cmd, nms_in, nms_out, nms_scratch->range());
+    stage("nms", [&] { nms->record(cmd, nms_in, nms_out, nms_scratch->range()); });
     gpu::barrier::compute_to_compute(cmd);
     const gpu::Tensor gather_in[] = {candidates, selected, count};
     const gpu::Tensor gather_out[] = {out.detections, out.count};
-    ops.gather->record(cmd, gather_in, gather_out);
+    stage("gather", [&] { ops.gather->record(cmd, gather_in, gather_out); });
     gpu::barrier::to_host(cmd);
 }
 
@@ -412,22 +421,25 @@ DetectionBuffer Detector::make_output() const {
     return impl_->make_output();
 }
 
-void Detector::record(gpu::CommandBuffer& cmd, const gpu::Tensor& source, DetectionBuffer& out) {
-    impl_->record(cmd, source, out);
+void Detector::record(gpu::CommandBuffer& cmd, const gpu::Tensor& source, DetectionBuffer& out,
+                      gpu::Profiler* profiler) {
+    impl_->record(cmd, source, out, profiler);
 }
 
 std::vector<Detection> Detector::read(const DetectionBuffer& out) const {
     return impl_->read(out);
 }
 
-std::vector<Detection> Detector::detect(const gpu::Tensor& source) {
+std::vector<Detection> Detector::detect(const gpu::Tensor& source, gpu::Profiler* profiler) {
     DetectionBuffer out = impl_->make_output();
-    impl_->device.run_now(gpu::QueueRole::Compute,
-                          [&](gpu::CommandBuffer& cmd) { impl_->record(cmd, source, out); });
+    impl_->device.run_now(gpu::QueueRole::Compute, [&](gpu::CommandBuffer& cmd) {
+        if (profiler) profiler->reset(cmd);
+        impl_->record(cmd, source, out, profiler);
+    });
     return impl_->read(out);
 }
 
-std::vector<Detection> Detector::detect(const HostImage& image) {
+std::vector<Detection> Detector::detect(const HostImage& image, gpu::Profiler* profiler) {
     if (!image.pixels || !image.width || !image.height) invalid("empty image");
     if (image.channels != 3 && image.channels != 4)
         invalid("images need 3 or 4 channels, this one has " + std::to_string(image.channels));
@@ -443,7 +455,7 @@ std::vector<Detection> Detector::detect(const HostImage& image) {
     gpu::upload(impl_->device, buffer->range(), packed);
     const gpu::Tensor source(
         buffer, 0, {1, int64_t(image.height), int64_t(image.width), int64_t(image.channels)}, gpu::DType::u8);
-    return detect(source);
+    return detect(source, profiler);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -461,7 +473,9 @@ fg::BufferHandle Detector::add_pass(fg::FrameGraph& graph, fg::ImageHandle image
     fg::BufferHandle written;
     if (output) written = pass.write(output, fg::BufferWrite::TransferDst, VK_PIPELINE_STAGE_2_TRANSFER_BIT);
     Impl* impl = impl_.get();
-    pass.record([impl, image, output](fg::PassContext& ctx) {
+    const std::string prefix = desc.name + "/";
+    const bool stages = desc.stage_timestamps;
+    pass.record([impl, image, output, prefix, stages](fg::PassContext& ctx) {
         gpu::CommandBuffer& cmd = ctx.cmd();
         const VkExtent2D e = ctx.extent(image);
         const VkFormat f = ctx.format(image);
@@ -490,9 +504,12 @@ fg::BufferHandle Detector::add_pass(fg::FrameGraph& graph, fg::ImageHandle image
         }
         // The previous frame's detector may still read the frame tensor (same queue, in order).
         gpu::barrier::compute_to_compute(cmd);
+        gpu::Profiler* profiler = stages ? ctx.profiler() : nullptr;
+        if (profiler) profiler->begin(cmd, prefix + "to tensor");
         it->second.op->record(cmd, ops::ImageRef(ctx.view(image), f, e.width, e.height), it->second.tensor);
+        if (profiler) profiler->end(cmd);
         DetectionBuffer& out = impl->slots[slot];
-        impl->record(cmd, it->second.tensor, out);
+        impl->record(cmd, it->second.tensor, out, profiler, prefix);
         impl->slot_frames[slot] = ctx.frame_index();
         if (output) {
             gpu::barrier::compute_to_transfer(cmd);

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -27,14 +28,15 @@
 #include <sstream>
 
 #include "f16_guard.hpp"
-#include "vkml/gpu/pipeline.hpp"
 #include "lower.hpp"
-#include "vkml/gpu/half.hpp"
-#include "vkml/gpu/stream.hpp"
-#include "vkml/gpu/transfer.hpp"
 #include "memory_plan.hpp"
 #include "passes.hpp"
+#include "vkml/gpu/half.hpp"
+#include "vkml/gpu/pipeline.hpp"
+#include "vkml/gpu/stream.hpp"
+#include "vkml/gpu/transfer.hpp"
 #include "vkml/ops/elementwise.hpp"
+#include "vkml/shader_ids.hpp"
 
 namespace vkml {
 
@@ -183,6 +185,9 @@ struct Session::Impl {
     std::vector<uint64_t> offsets;          // per allocation, in the arena
     std::vector<uint64_t> constant_offsets; // per constant, in the constant buffer
     std::shared_ptr<gpu::Buffer> arena, constant_buffer, prepacked_buffer;
+    // SessionOptions::prefetch_weights: the read kernel and its sink (never written in practice).
+    const gpu::Pipeline* prefetch = nullptr;
+    std::shared_ptr<gpu::Buffer> prefetch_sink;
     SessionMemory memory;
     uint64_t alignment = 16;
     // run() and profile(): device tensors for the inputs and outputs, made on first use.
@@ -828,6 +833,20 @@ void Session::Impl::build() {
     plan();
     decide_barriers();
     resolve();
+    const char* prefetch_env = std::getenv("VKML_PREFETCH_WEIGHTS");
+    const bool prefetch_on =
+        prefetch_env && (prefetch_env[0] == '0' || prefetch_env[0] == '1')
+            ? prefetch_env[0] == '1'
+            : options.prefetch_weights.value_or(device.caps().device_type != VK_PHYSICAL_DEVICE_TYPE_CPU);
+    if (prefetch_on) {
+        prefetch = &device.pipeline({.shader = gpu::ShaderId::prefetch_f32,
+                                     .bindings = 2,
+                                     .push_constant_bytes = 4,
+                                     .workgroup = {256, 1, 1},
+                                     .name = "session weight prefetch"});
+        prefetch_sink = std::make_shared<gpu::Buffer>(
+            device, gpu::BufferDesc{.size = 16, .name = "session prefetch sink"});
+    }
     batch.finish(); // every pipeline compiled (or the first creation error thrown)
     prepack_constants();
 }
@@ -963,6 +982,17 @@ void Session::record_range(gpu::CommandBuffer& cmd, const Bindings& b, size_t fi
     // The first barrier orders this record after earlier work of the session on the queue (the
     // arena is reused between records).
     gpu::barrier::compute_to_compute(cmd);
+    // The weights into the last-level cache: read-only, so the first step need not wait for it
+    // (no barrier); the next barrier orders the sink's writes of one record before the next's.
+    if (first == 0 && im.prefetch)
+        for (const auto* buf : {&im.prepacked_buffer, &im.constant_buffer}) {
+            if (!*buf) continue;
+            const uint64_t sectors = (*buf)->size() / 32;
+            if (!sectors || sectors > UINT32_MAX) continue;
+            const gpu::BufferRange bufs[] = {(*buf)->range(0, sectors * 32), im.prefetch_sink->range()};
+            const uint32_t push = uint32_t(sectors);
+            cmd.dispatch(*im.prefetch, bufs, push, cmd.groups_for(*im.prefetch, sectors));
+        }
     for (size_t s = first; s < end; ++s) {
         const Step& st = im.steps[s];
         if (s != first && st.barrier) gpu::barrier::compute_to_compute(cmd);

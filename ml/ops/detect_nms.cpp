@@ -103,6 +103,9 @@ NonMaxSuppression::NonMaxSuppression(gpu::Device& device, const NonMaxSuppressio
     slots_ = uint32_t(std::min<int64_t>(desc.max_output_boxes_per_class, n));
     padded_ = std::max(2u, std::bit_ceil(uint32_t(n)));
     const uint32_t wg = sort_workgroup(device);
+    // Blocks of twice the workgroup (512 keys). One workgroup sorting NanoDet's 4096 keys in
+    // shared memory (78 rounds of eight pairs per invocation) took 90 us on an H200, where these
+    // blocks and the global passes between them take 50 us.
     block_ = std::min(padded_, 2 * wg);
     const bool index64 = desc.index_dtype == DType::i64;
     // Every index the kernels compute (keys, slots, output words) must fit 32 bits.

@@ -80,9 +80,10 @@ private:
 
 class SceneDetect final : public samples::Sample {
 public:
-    SceneDetect(samples::App& app, const passes::DetectorDesc& desc, bool labels)
-        : labels_on_(labels), app_(app), scene_(app.device()), detector_(app.device(), desc),
-          overlay_(app.device()), history_(app.device(), {.name = "render history"}),
+    SceneDetect(samples::App& app, const passes::DetectorDesc& desc, bool labels, bool stage_times)
+        : labels_on_(labels), stage_times_(stage_times), app_(app), scene_(app.device()),
+          detector_(app.device(), desc), overlay_(app.device()),
+          history_(app.device(), {.name = "render history"}),
           boxes_(app.device(), samples::Scene::color_format) {
         slot_frame_.assign(app.executor().frames_in_flight(), -1);
         app.status(detector_.describe());
@@ -104,10 +105,12 @@ public:
         // the boxes pass reads as vertex data in the same frame (the graph adds the async compute
         // -> graphics semaphore; the render still overlaps the detector, only the boxes wait).
         fg::BufferHandle detections = graph.create_buffer("detections", {.size = detector_.output_bytes()});
-        detections = detector_.add_pass(
-            graph, input,
-            {.name = "detect", .queue = app_.async_compute() ? fg::Queue::AsyncCompute : fg::Queue::Graphics},
-            detections);
+        detections =
+            detector_.add_pass(graph, input,
+                               {.name = "detect",
+                                .queue = app_.async_compute() ? fg::Queue::AsyncCompute : fg::Queue::Graphics,
+                                .stage_timestamps = stage_times_},
+                               detections);
         if (behind) history_.end(graph);
         fg::PassBuilder boxes = graph.add_raster_pass("boxes");
         boxes.read(detections, fg::BufferRead::Vertex);
@@ -214,6 +217,7 @@ private:
     }
 
     bool labels_on_;
+    bool stage_times_;
     samples::App& app_;
     samples::Scene scene_;
     passes::Detector detector_;
@@ -290,7 +294,13 @@ int main(int argc, char** argv) {
     };
     app.options.push_back({"--no-labels", "", "draw the boxes only, without class and score labels",
                            [&](const std::string&) { labels = false; }});
+    bool stage_times = false;
+    app.options.push_back({"--stage-times", "",
+                           "also time each stage of the detector pass (detect/to tensor, detect/letterbox, "
+                           "detect/model, ...: timing.json)",
+                           [&](const std::string&) { stage_times = true; }});
     app.keys_help = "  a    toggle the detector between the async compute and the graphics queue";
-    return samples::run_sample(
-        argc, argv, app, [&](samples::App& a) { return std::make_unique<SceneDetect>(a, desc, labels); });
+    return samples::run_sample(argc, argv, app, [&](samples::App& a) {
+        return std::make_unique<SceneDetect>(a, desc, labels, stage_times);
+    });
 }

@@ -167,6 +167,33 @@ TEST_F(Detect, TensorSourceMatchesPixels) {
     }
 }
 
+// With a profiler, each stage is one timestamp scope, in order, and the detections are the same.
+TEST_F(Detect, ProfilerTimesEveryStage) {
+    REQUIRE_FILE(nanodet_path(), "run tools/fetch-models (or set VKML_MODELS)");
+    REQUIRE_FILE(fs::path("/usr/share/darknet/data/dog.jpg"), "install Debian's darknet package");
+    const Photo dog = load("/usr/share/darknet/data/dog.jpg");
+    passes::Detector& det = nanodet();
+    const passes::HostImage image{dog.px.data(), uint32_t(dog.w), uint32_t(dog.h), 3, 0};
+    const auto plain = det.detect(image);
+    gpu::Profiler profiler(dev(), 8, "detector test profile");
+    if (!profiler.supported()) GTEST_SKIP() << "no timestamps on this device";
+    const auto timed = det.detect(image, &profiler);
+    ASSERT_EQ(plain.size(), timed.size());
+    for (size_t i = 0; i < plain.size(); ++i) {
+        EXPECT_EQ(plain[i].class_id, timed[i].class_id);
+        EXPECT_FLOAT_EQ(plain[i].score, timed[i].score);
+    }
+    std::vector<std::string> names;
+    double last_start = -1;
+    for (const gpu::TimingRecord& r : profiler.results()) {
+        names.push_back(r.name);
+        EXPECT_GE(r.duration_us, 0.0) << r.name;
+        EXPECT_GE(r.start_us, last_start) << r.name;
+        last_start = r.start_us;
+    }
+    EXPECT_EQ(names, (std::vector<std::string>{"letterbox", "model", "decode", "nms", "gather"}));
+}
+
 TEST_F(Detect, DetectorErrors) {
     auto expect_throw = [](const passes::DetectorDesc& d, const char* needle) {
         try {
@@ -249,6 +276,26 @@ TEST_F(Detect, ToolImagesAndJson) {
     fs::remove_all(dir);
 }
 
+// --repeat N --profile: the median time per image, then one line per stage and their sum.
+TEST_F(Detect, ToolProfilePrintsEveryStage) {
+    if (!tool_present()) GTEST_SKIP() << "vkml tool not at " << VKML_TOOL_PATH;
+    REQUIRE_FILE(nanodet_path(), "run tools/fetch-models (or set VKML_MODELS)");
+    REQUIRE_FILE(fs::path("/usr/share/darknet/data/dog.jpg"), "install Debian's darknet package");
+    const fs::path dir = fs::temp_directory_path() / ("vkml-detect-profile-" + std::to_string(getpid()));
+    fs::remove_all(dir);
+    const ToolRun r =
+        run_tool("/usr/share/darknet/data/dog.jpg -o " + dir.string() + " --repeat 2 --profile -q");
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("median"), std::string::npos) << r.out;
+    size_t at = 0;
+    for (const char* stage : {"letterbox", "model", "decode", "nms", "gather", "total"}) {
+        const size_t found = r.out.find(std::string("  ") + stage + " ", at);
+        ASSERT_NE(found, std::string::npos) << stage << " missing or out of order:\n" << r.out;
+        at = found;
+    }
+    fs::remove_all(dir);
+}
+
 TEST_F(Detect, ToolErrors) {
     if (!tool_present()) GTEST_SKIP() << "vkml tool not at " << VKML_TOOL_PATH;
     struct Case {
@@ -262,6 +309,7 @@ TEST_F(Detect, ToolErrors) {
         {"/usr/share/darknet/data/dog.jpg --score", "needs a value"},
         {"/usr/share/darknet/data/dog.jpg --frobnicate", "unknown option"},
         {"/usr/share/darknet/data/dog.jpg --size 64", "--size"},
+        {"/usr/share/darknet/data/dog.jpg --profile", "--profile needs --repeat"},
         {std::string(VKML_TOOL_PATH), "not an image"},
         {"/usr/share/darknet/data/dog.jpg --model /nonexistent.onnx", "no such model file"},
     };

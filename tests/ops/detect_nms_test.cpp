@@ -137,12 +137,22 @@ TEST_F(DetectNms, CenterBoxesWithoutScoreThreshold) {
 }
 
 // N above the sort kernel's shared-memory block (512 keys): global bitonic passes and merges
-// run (P = 2048: two stages beyond the block).
+// run (P = 2048: two stages beyond the block; P = 8192 for 4100 boxes: four).
 TEST_F(DetectNms, ManyBoxesUseTheGlobalSort) {
+    const NonMaxSuppressionDesc big{.boxes = {{1, 4100, 4}, gpu::DType::f32},
+                                    .scores = {{1, 2, 4100}, gpu::DType::f32},
+                                    .max_output_boxes_per_class = 300};
+    EXPECT_LT(NonMaxSuppression::create(dev(), big)->sort_block(), 8192u);
     for (gpu::DType dtype : float_dtypes(dev())) {
         Case c{
             .batches = 1, .classes = 2, .boxes = 1500, .max_out = 1500, .iou = 0.6f, .center = 1, .seed = 5};
         check(dev(), c, dtype);
+        c.boxes = 4100;
+        c.max_out = 300;
+        c.seed = 7;
+        check(dev(), c, dtype);
+        c.boxes = 1500;
+        c.max_out = 1500;
         c.score_threshold = 0.9f; // about 150 candidates, sentinels everywhere else
         c.max_out = 40;
         c.center = 0;

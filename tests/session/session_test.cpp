@@ -359,6 +359,36 @@ TEST_F(SessionTest, SplitChunksRecordedSeparatelyEqualTheWhole) {
     }
 }
 
+// SessionOptions::prefetch_weights: the weights read into the cache before the first step change
+// no result (bit for bit), records back to back in one command buffer and split chunks included;
+// the validation layer (synchronization too) sees no hazard on the prefetch's sink.
+TEST_F(SessionTest, WeightPrefetchChangesNothing) {
+    const Graph g = deep_graph(3);
+    const TensorData xd = rand_tensor({1, 4, 9, 9}, 8);
+    for (bool fp32 : {true, false}) {
+        Session plain(dev(), g, {.fp32 = fp32, .prefetch_weights = false});
+        Session fetched(dev(), g, {.fp32 = fp32, .prefetch_weights = true});
+        const auto want = plain.run(std::vector<TensorData>{xd});
+        const auto got = fetched.run(std::vector<TensorData>{xd});
+        ASSERT_EQ(got.size(), 1u);
+        const auto floats = [](const TensorData& t) {
+            return std::vector<float>(t.floats().begin(), t.floats().end());
+        };
+        EXPECT_EQ(floats(got[0]), floats(want[0])) << (fp32 ? "f32" : "f16");
+        gpu::Tensor x(dev(), fetched.inputs()[0].shape, fetched.inputs()[0].storage, "x");
+        gpu::Tensor y(dev(), fetched.outputs()[0].shape, fetched.outputs()[0].storage, "y");
+        gpu::upload(dev(), x, xd.floats());
+        const gpu::Tensor ins[] = {x}, outs[] = {y};
+        dev().run_now(gpu::QueueRole::Compute, [&](gpu::CommandBuffer& cmd) {
+            fetched.record(cmd, {ins, outs});
+            fetched.record(cmd, {ins, outs});
+            for (const SessionChunk& c : fetched.split(2)) c.record(cmd, {ins, outs});
+            gpu::barrier::compute_to_transfer(cmd);
+        });
+        EXPECT_EQ(gpu::download_floats(dev(), y), floats(want[0])) << (fp32 ? "f32" : "f16");
+    }
+}
+
 TEST_F(SessionTest, ProfileGivesATableAndATrace) {
     if (!dev().caps().timestamps) GTEST_SKIP() << "no timestamps";
     const Graph g = deep_graph(3);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -69,18 +70,23 @@ double median(std::vector<double> v) {
 int bench_model_main(Args args) {
     const bool help = !args.empty() && (args[0] == "--help" || args[0] == "-h");
     if (args.empty() || help) {
-        std::fprintf(help ? stdout : stderr,
-                     "usage: vkml bench model MODEL [--size WxH] [--fp32] [--runs N] [--json FILE] [--profile]\n"
-                     "                        [--no-fused-stack] [--f16-accumulate]\n"
-                     "  Times one whole model (ONNX, TF.js or Anime4K) on the GPU: median of --runs, TFLOP/s,\n"
-                     "  memory; --profile adds the GPU time of every step; --no-fused-stack runs an Anime4K-shaped\n"
-                     "  network layer by layer instead of as one FusedConvStack dispatch (as VKML_DISABLE_FUSED_STACK=1);\n"
-                     "  --f16-accumulate lets Conv, Gemm and MatMul sum in f16 on tensor cores (ops::Accumulation::F16).\n");
+        std::fprintf(
+            help ? stdout : stderr,
+            "usage: vkml bench model MODEL [--size WxH] [--fp32] [--runs N] [--json FILE] [--profile]\n"
+            "                        [--no-fused-stack] [--f16-accumulate] [--cold]\n"
+            "  Times one whole model (ONNX, TF.js or Anime4K) on the GPU: median of --runs, TFLOP/s,\n"
+            "  memory; --profile adds the GPU time of every step; --no-fused-stack runs an Anime4K-shaped\n"
+            "  network layer by layer instead of as one FusedConvStack dispatch (as "
+            "VKML_DISABLE_FUSED_STACK=1);\n"
+            "  --f16-accumulate lets Conv, Gemm and MatMul sum in f16 on tensor cores "
+            "(ops::Accumulation::F16);\n"
+            "  --cold writes 256 MiB of other memory before each timed run (untimed), so the caches hold\n"
+            "  none of the model's weights or tensors, as in a frame after the rendering.\n");
         return help ? 0 : 2;
     }
     const std::string path(args[0]);
     int width = 960, height = 540, runs = 20;
-    bool fp32 = false, profile = false, fused_stack = true, f16_accumulate = false;
+    bool fp32 = false, profile = false, fused_stack = true, f16_accumulate = false, cold = false;
     std::string json_path;
     for (size_t i = 1; i < args.size(); ++i) {
         const std::string_view a = args[i];
@@ -92,6 +98,8 @@ int bench_model_main(Args args) {
             fused_stack = false;
         } else if (a == "--f16-accumulate") {
             f16_accumulate = true;
+        } else if (a == "--cold") {
+            cold = true;
         } else if ((a == "--size" || a == "--runs" || a == "--json") && i + 1 < args.size()) {
             const std::string v(args[++i]);
             if (a == "--json") {
@@ -144,10 +152,19 @@ int bench_model_main(Args args) {
     const int warm_up = bench::warm_up_records(
         *device, [&](gpu::CommandBuffer& cmd) { session.record(cmd, {inputs, outputs}); }, 1.0, 5000);
     gpu::Profiler profiler(*device, uint32_t(runs + 2));
+    // --cold: 256 MiB written between runs, more than any GPU's last-level cache (50 MiB on an H100).
+    constexpr uint64_t flush_bytes = uint64_t(256) << 20;
+    std::optional<gpu::Buffer> flush;
+    if (cold) flush.emplace(*device, gpu::BufferDesc{.size = flush_bytes, .name = "bench cache flush"});
     device->run_now(gpu::QueueRole::Compute, [&](gpu::CommandBuffer& cmd) {
         profiler.reset(cmd);
         for (int i = 0; i < warm_up; ++i) session.record(cmd, {inputs, outputs}); // warm-up
         for (int i = 0; i < runs; ++i) {
+            if (flush) {
+                gpu::barrier::compute_to_transfer(cmd);
+                cmd.fill(flush->range(), uint32_t(i), flush_bytes);
+                gpu::barrier::transfer_to_compute(cmd);
+            }
             profiler.begin(cmd, "model");
             session.record(cmd, {inputs, outputs});
             profiler.end(cmd);
@@ -173,32 +190,36 @@ int bench_model_main(Args args) {
                 f16_accumulate ? ", f16 accumulation asked" : "");
     size_t stacks = 0;
     for (const StepInfo& st : session.steps()) stacks += st.op_type == "FusedConvStack";
-    std::printf("steps:    %zu%s\nGPU time: %.3f ms median of %d (min %.3f, max %.3f)\n", session.steps().size(),
-                stacks ? " (a FusedConvStack: VKML_DISABLE_FUSED_STACK=1 or --no-fused-stack to time it unfused)" : "", t,
-                runs,
-                *std::min_element(ms.begin(), ms.end()), *std::max_element(ms.begin(), ms.end()));
+    std::printf(
+        "steps:    %zu%s\nGPU time: %.3f ms median of %d (min %.3f, max %.3f)%s\n", session.steps().size(),
+        stacks ? " (a FusedConvStack: VKML_DISABLE_FUSED_STACK=1 or --no-fused-stack to time it unfused)"
+               : "",
+        t, runs, *std::min_element(ms.begin(), ms.end()), *std::max_element(ms.begin(), ms.end()),
+        cold ? ", each after 256 MiB of other writes (--cold)" : "");
     std::printf("compute:  %.2f GFLOP per run, %.2f TFLOP/s\n", flops / 1e9, t > 0 ? flops / (t * 1e-3) / 1e12 : 0.0);
     std::printf("memory:   arena %.1f MiB (peak live %.1f MiB)\n", double(mem.arena) / (1 << 20),
                 double(mem.peak_live) / (1 << 20));
     if (!json_path.empty()) {
         using bench::json_number;
         using bench::json_quote;
-        std::string j = "{\"tool\": \"vkml bench model\", \"model\": " + json_quote(path) +
-                        ", \"format\": " + json_quote(g.format) + ", \"name\": " + json_quote(g.name) +
-                        ",\n \"device\": " + json_quote(device->caps().device_name) +
-                        ", \"input\": " + json_quote(in.name) + ", \"shape\": [1, " + std::to_string(channels) + ", " +
-                        std::to_string(height) + ", " + std::to_string(width) + "], \"storage\": " +
-                        json_quote(fp32 ? "f32" : (device->caps().storage16 ? "f16" : "f32")) +
-                        ", \"f16_accumulate\": " + (f16_accumulate ? "true" : "false") +
-                        ",\n \"runs\": " + std::to_string(runs) + ", \"median_ms\": " + json_number(t) +
-                        ", \"min_ms\": " + json_number(*std::min_element(ms.begin(), ms.end())) +
-                        ", \"max_ms\": " + json_number(*std::max_element(ms.begin(), ms.end())) +
-                        ",\n \"flops\": " + json_number(flops) +
-                        ", \"tflops\": " + json_number(t > 0 ? flops / (t * 1e-3) / 1e12 : 0.0) +
-                        ", \"steps\": " + std::to_string(session.steps().size()) +
-                        ", \"fused_stacks\": " + std::to_string(stacks) +
-                        ", \"arena_bytes\": " + std::to_string(mem.arena) +
-                        ", \"peak_live_bytes\": " + std::to_string(mem.peak_live) + "}\n";
+        std::string j =
+            "{\"tool\": \"vkml bench model\", \"model\": " + json_quote(path) +
+            ", \"format\": " + json_quote(g.format) + ", \"name\": " + json_quote(g.name) +
+            ",\n \"device\": " + json_quote(device->caps().device_name) +
+            ", \"input\": " + json_quote(in.name) + ", \"shape\": [1, " + std::to_string(channels) + ", " +
+            std::to_string(height) + ", " + std::to_string(width) +
+            "], \"storage\": " + json_quote(fp32 ? "f32" : (device->caps().storage16 ? "f16" : "f32")) +
+            ", \"f16_accumulate\": " + (f16_accumulate ? "true" : "false") +
+            ", \"cold\": " + (cold ? "true" : "false") + ",\n \"runs\": " + std::to_string(runs) +
+            ", \"median_ms\": " + json_number(t) +
+            ", \"min_ms\": " + json_number(*std::min_element(ms.begin(), ms.end())) +
+            ", \"max_ms\": " + json_number(*std::max_element(ms.begin(), ms.end())) +
+            ",\n \"flops\": " + json_number(flops) +
+            ", \"tflops\": " + json_number(t > 0 ? flops / (t * 1e-3) / 1e12 : 0.0) +
+            ", \"steps\": " + std::to_string(session.steps().size()) +
+            ", \"fused_stacks\": " + std::to_string(stacks) +
+            ", \"arena_bytes\": " + std::to_string(mem.arena) +
+            ", \"peak_live_bytes\": " + std::to_string(mem.peak_live) + "}\n";
         if (!bench::write_text_file(json_path, j)) return 1;
     }
     return 0;

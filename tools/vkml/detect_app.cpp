@@ -10,13 +10,16 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <sstream>
 
 #include "image_file.hpp"
 #include "vkml/error.hpp"
 #include "vkml/gpu/device.hpp"
+#include "vkml/gpu/profiler.hpp"
 
 // Videos through the media library when the build has it (vkml_cli links it and defines this).
 #ifndef VKML_DETECT_VIDEO
@@ -256,6 +259,8 @@ void print_usage(FILE* out, std::string_view program) {
         "  --tolerate-errors    videos: go on past damaged or truncated input (default: an error)\n"
         "  --fp32               f32 storage in the model (default f16 where the device has it)\n"
         "  --repeat N           images: detect N times and print the median ms (timing)\n"
+        "  --profile            with --repeat: also the median GPU time of each stage (letterbox,\n"
+        "                       model, decode, nms, gather)\n"
         "  --quiet              no per-image output\n",
         int(program.size()), program.data(), VKML_DETECT_VIDEO ? "" : " (videos: not in this build)");
 }
@@ -310,6 +315,8 @@ std::optional<Options> parse_args(std::span<const std::string_view> args, std::s
             const float v = parse_float(program, a, value(i));
             if (v < 1 || v > 100000 || v != std::floor(v)) bad_usage(program, "--repeat must be 1..100000");
             o.repeat = int(v);
+        } else if (a == "--profile") {
+            o.profile = true;
         } else if (a == "--tolerate-errors") {
             o.tolerate_errors = true;
         } else if (a == "--fp32") {
@@ -323,6 +330,7 @@ std::optional<Options> parse_args(std::span<const std::string_view> args, std::s
         }
     }
     if (o.inputs.empty()) bad_usage(program, "no input given");
+    if (o.profile && o.repeat < 2) bad_usage(program, "--profile needs --repeat N (N >= 2)");
     return o;
 }
 
@@ -483,16 +491,40 @@ int run(const Options& o) {
             // Pipelines are built by now: the median of the repeats is the steady per-image cost
             // (upload, letterbox, model, decode, NMS, readback; one submission each).
             std::vector<double> times;
+            std::optional<gpu::Profiler> profiler;
+            if (o.profile) profiler.emplace(*device, 8, "vkml detect profile");
+            std::map<std::string, std::vector<double>> stages; // GPU ms per stage, by name
+            std::vector<std::string> order;
             for (int k = 0; k < o.repeat; ++k) {
                 const auto t1 = std::chrono::steady_clock::now();
-                (void)detector.detect({img.pixels.data(), uint32_t(img.width), uint32_t(img.height), 3, 0});
+                (void)detector.detect({img.pixels.data(), uint32_t(img.width), uint32_t(img.height), 3, 0},
+                                      profiler ? &*profiler : nullptr);
                 times.push_back(
                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count());
+                if (profiler)
+                    for (const gpu::TimingRecord& rec : profiler->results()) {
+                        if (!stages.count(rec.name)) order.push_back(rec.name);
+                        stages[rec.name].push_back(rec.duration_us / 1000.0);
+                    }
             }
-            std::sort(times.begin(), times.end());
-            ms = times[times.size() / 2];
+            auto median = [](std::vector<double> v) {
+                std::sort(v.begin(), v.end());
+                return v[v.size() / 2];
+            };
+            ms = median(times);
             std::printf("%s: median %.3f ms per image over %d runs (%s)\n", f.c_str(), ms, o.repeat,
                         passes::format_name(detector.format()));
+            if (o.profile) {
+                if (order.empty()) std::printf("  no GPU timestamps on this device or queue\n");
+                double total = 0;
+                for (const std::string& name : order) {
+                    const double m = median(stages[name]);
+                    total += m;
+                    std::printf("  %-10s %8.3f ms GPU (median)\n", name.c_str(), m);
+                }
+                if (!order.empty())
+                    std::printf("  %-10s %8.3f ms GPU (sum of the medians)\n", "total", total);
+            }
         }
         draw_detections({img.pixels.data(), img.width, img.height, img.width * 3, 3}, r.dets);
         save_image(out, img);

@@ -24,6 +24,7 @@ struct Options {
     int64_t max_frames = 0;       // videos: stop after this many frames (0: all)
     bool tolerate_errors = false; // videos: go on past damaged or truncated input with a warning
     int repeat = 1;               // images: run the detector this many times and print the median time
+    bool profile = false;         // images, with repeat: also the median GPU time of each stage
 };
 
 // Parses `vkml detect`'s arguments (after the subcommand). Returns nullopt after printing the

@@ -20,6 +20,7 @@
 
 #include "vkml/fg/types.hpp"
 #include "vkml/gpu/buffer.hpp"
+#include "vkml/gpu/profiler.hpp"
 #include "vkml/gpu/tensor.hpp"
 
 namespace vkml::gpu {
@@ -146,15 +147,19 @@ public:
                        uint64_t byte_offset = 0) const;
     // Raster passes: the attachments' extent; viewport and scissor are already set to it.
     VkRect2D render_area() const;
+    // The executor's per-pass timestamps, when it takes them (ExecutorDesc::timestamps), else
+    // null: a pass may time parts of itself as scopes nested in its own (name them
+    // "<pass>/<part>"; the frame's results list them after the pass, in recording order).
+    gpu::Profiler* profiler() const { return profiler_; }
 
     struct Frame; // the executor's physical resources for one frame slot
 
 private:
     friend class Executor;
     PassContext(const FrameGraph::Impl& graph, const Frame& frame, uint32_t pass, Queue queue,
-                gpu::CommandBuffer& cmd, uint32_t slot, uint64_t frame_index)
+                gpu::CommandBuffer& cmd, uint32_t slot, uint64_t frame_index, gpu::Profiler* profiler)
         : graph_(&graph), resources_(&frame), pass_(pass), queue_(queue), cmd_(&cmd), slot_(slot),
-          frame_(frame_index) {}
+          frame_(frame_index), profiler_(profiler) {}
     uint32_t checked(uint32_t resource, ResourceKind kind) const;
 
     const FrameGraph::Impl* graph_;
@@ -164,6 +169,7 @@ private:
     gpu::CommandBuffer* cmd_;
     uint32_t slot_;
     uint64_t frame_;
+    gpu::Profiler* profiler_;
 };
 
 } // namespace vkml::fg

@@ -31,6 +31,7 @@
 #include "vkml/gpu/buffer.hpp"
 #include "vkml/gpu/command.hpp"
 #include "vkml/gpu/device.hpp"
+#include "vkml/gpu/profiler.hpp"
 #include "vkml/gpu/tensor.hpp"
 
 namespace vkml::passes {
@@ -99,6 +100,10 @@ struct DetectionBuffer {
 struct DetectorPassDesc {
     std::string name = "detect";
     fg::Queue queue = fg::Queue::AsyncCompute;
+    // Where the executor takes timestamps: also one scope per stage inside the pass, named
+    // "<name>/to tensor", "<name>/letterbox", "<name>/model", "<name>/decode", "<name>/nms",
+    // "<name>/gather" (PassContext::profiler()).
+    bool stage_timestamps = false;
 };
 
 class Detector {
@@ -115,11 +120,12 @@ public:
     const DetectorDesc& desc() const;
     std::string describe() const; // one line: model, format, input size, thresholds
 
-    // Blocking: uploads, records, submits, waits and reads back.
-    std::vector<Detection> detect(const HostImage& image);
+    // Blocking: uploads, records, submits, waits and reads back. With a profiler, the submission
+    // resets it and times each stage (see record()); read its results() afterwards.
+    std::vector<Detection> detect(const HostImage& image, gpu::Profiler* profiler = nullptr);
     // `source`: [1, 3, H, W] f32/f16 RGB in 0..1, or u8 pixels [1, H, W, 3 or 4] whose buffer
     // reaches to a multiple of 4 bytes.
-    std::vector<Detection> detect(const gpu::Tensor& source);
+    std::vector<Detection> detect(const gpu::Tensor& source, gpu::Profiler* profiler = nullptr);
 
     DetectionBuffer make_output() const;
     // Records the whole detector on `source` into `cmd` (a compute-capable queue), writing `out`
@@ -127,8 +133,10 @@ public:
     // source shape or dtype creates its ops (pipelines are cached). Starts with a barrier that
     // orders it after earlier records of this detector on the same queue; the caller orders its
     // own writes of `source` before it. Two records must not run at the same time (one set of
-    // intermediate tensors).
-    void record(gpu::CommandBuffer& cmd, const gpu::Tensor& source, DetectionBuffer& out);
+    // intermediate tensors). With a profiler (reset by the caller on cmd's queue), each stage is
+    // one timestamp scope: "letterbox", "model", "decode", "nms", "gather".
+    void record(gpu::CommandBuffer& cmd, const gpu::Tensor& source, DetectionBuffer& out,
+                gpu::Profiler* profiler = nullptr);
     std::vector<Detection> read(const DetectionBuffer& out) const;
 
     // Frame graph: an ML pass (desc.queue, async compute by default) that reads `image` (RGBA8,

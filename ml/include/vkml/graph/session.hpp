@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -82,6 +83,12 @@ struct SessionOptions {
     bool fuse_conv_stack = true;
     // The queue run() and profile() submit to.
     gpu::QueueRole queue = gpu::QueueRole::Compute;
+    // Each record begins with a read of the weights (the constant and prepacked buffers) into
+    // the GPU's last-level cache, one dispatch per buffer that the first layers need not wait for:
+    // in a frame, the rendering before a network evicts them, and each layer's first weight
+    // loads would wait on memory K step by K step. nullopt: on GPUs, off on CPU devices (lavapipe);
+    // VKML_PREFETCH_WEIGHTS=0 / 1 overrides for every session.
+    std::optional<bool> prefetch_weights;
 };
 
 // One of the session's inputs or outputs, with the model's dtype and the static shape it got.

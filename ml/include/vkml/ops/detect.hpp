@@ -61,6 +61,10 @@ public:
 
     NonMaxSuppression(gpu::Device& device, const NonMaxSuppressionDesc& desc); // use create()
 
+    // Keys one sort workgroup orders in shared memory; above it (N rounded up to a power of
+    // two), global bitonic passes run between the block sorts.
+    uint32_t sort_block() const { return block_; }
+
 private:
     void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                      const gpu::BufferRange& scratch) const override;
