@@ -60,6 +60,17 @@ std::string shape_text(const gpu::Shape& s) {
     return s.str();
 }
 
+// `body` (the commands of one stage) as one timestamp scope of `profiler` named prefix + name, when
+// there is a profiler (no name is built without one); the scope closes after the stage's last
+// dispatch.
+template <class F>
+void timed(gpu::Profiler* profiler, gpu::CommandBuffer& cmd, const std::string& prefix, const char* name,
+           F&& body) {
+    if (profiler) profiler->begin(cmd, prefix + name);
+    body();
+    if (profiler) profiler->end(cmd);
+}
+
 } // namespace
 
 const char* format_name(DetectorFormat format) {
@@ -329,12 +340,7 @@ DetectionBuffer Detector::Impl::make_output() const {
 void Detector::Impl::record(gpu::CommandBuffer& cmd, const gpu::Tensor& source, DetectionBuffer& out,
                             gpu::Profiler* profiler, const std::string& prefix) {
     SourceOps& ops = source_ops(source);
-    // One timestamp scope per stage (each closes after the stage's last dispatch).
-    auto stage = [&](const char* name, auto&& body) {
-        if (profiler) profiler->begin(cmd, prefix + name);
-        body();
-        if (profiler) profiler->end(cmd);
-    };
+    auto stage = [&](const char* name, auto&& body) { timed(profiler, cmd, prefix, name, body); };
     if (!out.buffer || out.detections.shape()[0] != int64_t(desc.max_detections))
         invalid("the detection buffer was not made by this detector's make_output()");
     const auto& g = ops.letterbox->geometry();
@@ -505,9 +511,10 @@ fg::BufferHandle Detector::add_pass(fg::FrameGraph& graph, fg::ImageHandle image
         // The previous frame's detector may still read the frame tensor (same queue, in order).
         gpu::barrier::compute_to_compute(cmd);
         gpu::Profiler* profiler = stages ? ctx.profiler() : nullptr;
-        if (profiler) profiler->begin(cmd, prefix + "to tensor");
-        it->second.op->record(cmd, ops::ImageRef(ctx.view(image), f, e.width, e.height), it->second.tensor);
-        if (profiler) profiler->end(cmd);
+        timed(profiler, cmd, prefix, "to tensor", [&] {
+            it->second.op->record(cmd, ops::ImageRef(ctx.view(image), f, e.width, e.height),
+                                  it->second.tensor);
+        });
         DetectionBuffer& out = impl->slots[slot];
         impl->record(cmd, it->second.tensor, out, profiler, prefix);
         impl->slot_frames[slot] = ctx.frame_index();
