@@ -566,11 +566,25 @@ void Session::Impl::plan() {
         arena = std::make_shared<gpu::Buffer>(
             device, gpu::BufferDesc{.size = p.arena_bytes, .name = "session arena"});
 
+    // Constants some step reads as such come first; those only re-packed once at build (Conv's
+    // weights for the tensor cores, Op::prepack) after them: the weight prefetch reads only the
+    // first part, the bytes a run actually reads.
+    std::vector<bool> read_by_run(constants.size(), false);
+    for (const Step& s : steps) {
+        const ops::Op::Prepack pack = s.op->prepack();
+        for (size_t k = 0; k < s.in.size(); ++k)
+            if (s.in[k].kind == Ref::Kind::Constant && !(pack.bytes && k == pack.input))
+                read_by_run[s.in[k].id] = true;
+    }
     uint64_t total = 0;
-    for (Constant& c : constants) {
-        c.offset = total;
-        constant_offsets.push_back(total);
-        total = align_up(total + std::max<uint64_t>(c.bytes.size(), 1), alignment);
+    constant_offsets.assign(constants.size(), 0);
+    for (const bool first_part : {true, false}) {
+        for (size_t i = 0; i < constants.size(); ++i) {
+            if (read_by_run[i] != first_part) continue;
+            constants[i].offset = constant_offsets[i] = total;
+            total = align_up(total + std::max<uint64_t>(constants[i].bytes.size(), 1), alignment);
+        }
+        if (first_part) memory.constants_read = total;
     }
     memory.constants = total;
     if (total) {
@@ -933,7 +947,9 @@ std::string Session::describe() const {
     o << impl_->steps.size() << " steps, " << barriers << " barriers (marked |); arena " << m.arena
       << " bytes for " << m.transients << " transients (peak live " << m.peak_live << ", without reuse "
       << m.unshared << "); constants " << m.constants << " bytes";
-    if (m.prepacked) o << " (and " << m.prepacked << " re-packed once for their kernels)";
+    if (m.prepacked)
+        o << " (" << m.constants_read << " read by a run; " << m.prepacked
+          << " re-packed once for their kernels)";
     o << "\n";
     if (!impl_->kept.empty()) o << "f16 guard: kept in f32: " << to_string(impl_->kept) << "\n";
     return o.str();
@@ -985,11 +1001,11 @@ void Session::record_range(gpu::CommandBuffer& cmd, const Bindings& b, size_t fi
     // The weights into the last-level cache: read-only, so the first step need not wait for it
     // (no barrier); the next barrier orders the sink's writes of one record before the next's.
     if (first == 0 && im.prefetch)
-        for (const auto* buf : {&im.prepacked_buffer, &im.constant_buffer}) {
-            if (!*buf) continue;
-            const uint64_t sectors = (*buf)->size() / 32;
-            if (!sectors || sectors > UINT32_MAX) continue;
-            const gpu::BufferRange bufs[] = {(*buf)->range(0, sectors * 32), im.prefetch_sink->range()};
+        for (const auto& [buf, bytes] : {std::pair{im.prepacked_buffer.get(), im.memory.prepacked},
+                                         std::pair{im.constant_buffer.get(), im.memory.constants_read}}) {
+            const uint64_t sectors = bytes / 32;
+            if (!buf || !sectors || sectors > UINT32_MAX) continue;
+            const gpu::BufferRange bufs[] = {buf->range(0, sectors * 32), im.prefetch_sink->range()};
             const uint32_t push = uint32_t(sectors);
             cmd.dispatch(*im.prefetch, bufs, push, cmd.groups_for(*im.prefetch, sectors));
         }

@@ -427,6 +427,21 @@ TEST_F(SessionTest, MemoryPlanReusesTheArena) {
     EXPECT_LT(m.arena, m.unshared / 2) << s.describe();
     EXPECT_GE(m.arena, m.peak_live);
     EXPECT_GT(m.constants, 8u * (8 * 8 * 9 + 8) * 4 - 1);
+    EXPECT_EQ(m.constants_read, m.constants) << "no weights re-packed in f32";
+}
+
+// Weights re-packed once at build (the tensor-core Conv's layout) are not read by a run: the
+// constants' layout puts them last, and the weight prefetch reads only the part before them.
+TEST_F(SessionTest, PrepackedWeightsAreNotReadByARun) {
+    const Graph g = deep_graph(3, 64, 40); // (built, never run)
+    Session s(dev(), g, {});
+    const SessionMemory m = s.memory();
+    if (m.prepacked == 0) {
+        EXPECT_EQ(m.constants_read, m.constants) << s.describe();
+        GTEST_SKIP() << "no Conv re-packs its weights here (no tensor cores)";
+    }
+    // Only the biases stay: 3 layers of 64 f16 values, each constant aligned.
+    EXPECT_LT(m.constants_read, m.constants / 16) << s.describe();
 }
 
 TEST(MemoryPlan, DisjointLifetimesShareBytes) {

@@ -125,6 +125,7 @@ struct SessionMemory {
     uint64_t peak_live = 0;  // the most bytes live at one step: the arena's lower bound
     uint64_t unshared = 0;   // what the transients would need without reuse
     uint64_t constants = 0;  // weights and other constants on the device
+    uint64_t constants_read = 0; // of those, the bytes a run reads (the rest only fed `prepacked`)
     uint64_t prepacked = 0;  // weights re-packed once for their kernels (Conv's tensor-core layout)
     uint64_t transients = 0; // number of transient tensors planned
 };
