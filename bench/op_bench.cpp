@@ -72,7 +72,9 @@ int run_op_bench(gpu::Device& device, const OpBenchOptions& options) {
         rows += std::string(rows.empty() ? "\n  " : ",\n  ") + "{\"name\": " + json_quote(c.name) +
                 ", \"dtype\": " + json_quote(gpu::dtype_name(dtype)) + ", " + rest + "}";
     };
-    for (const OpBenchCase& c : op_bench_cases()) {
+    std::vector<OpBenchCase> all = op_bench_extra_cases();
+    for (OpBenchCase& c : op_bench_cases()) all.push_back(std::move(c));
+    for (const OpBenchCase& c : all) {
         if (c.large != options.large) continue;
         if (!options.filter.empty() && c.name.find(options.filter) == std::string::npos) continue;
         for (DType dtype : {DType::f32, DType::f16}) {

@@ -26,6 +26,8 @@ struct OpBenchCase {
 };
 
 std::vector<OpBenchCase> op_bench_cases();
+// VKML_BENCH_CONV's cases (large), run before the others; throws vkml::Error on a malformed list.
+std::vector<OpBenchCase> op_bench_extra_cases();
 
 struct OpBenchOptions {
     std::string filter;      // substring of the case name

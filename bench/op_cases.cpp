@@ -8,6 +8,10 @@
 #include "vkml/ops/norm.hpp"
 #include "vkml/ops/reduce.hpp"
 
+#include "vkml/error.hpp"
+#include <cstdlib>
+#include <sstream>
+
 namespace vkml::bench {
 namespace {
 
@@ -159,6 +163,11 @@ std::vector<OpBenchCase> op_bench_cases() {
         // the style network's downsampling layers (stride 2: outputs 960x540 and 480x270)
         conv_case(true, 32, 64, 3, 1080, 1920, 1, 2),
         conv_case(true, 64, 128, 3, 540, 960, 1, 2),
+        // a detector's small grids (NanoDet at 416x416): few pixels, long K
+        conv_case(true, 128, 128, 3, 52, 52, 1, 2),
+        conv_case(true, 128, 128, 3, 26, 26),
+        conv_case(true, 256, 128, 3, 13, 13),
+        conv_case(true, 512, 128, 1, 13, 13),
         matmul_case(true, 2048, 2048, 2048),
         // f16 accumulation (ops::Accumulation::F16) on the same shapes
         conv_case(true, 64, 64, 3, 540, 960, 1, 1, ops::Accumulation::F16),
@@ -176,6 +185,35 @@ std::vector<OpBenchCase> op_bench_cases() {
         softmax_case(true, 4096, 1000),
         softmax_case(true, 128, 32768), // rows longer than the registers hold: read twice
     };
+}
+
+// VKML_BENCH_CONV="C,M,K,H,W[,STRIDE];...": more large Conv cases (group 1, pads K / 2), for tuning
+// a network's own layers on a device. A malformed entry is an error naming it.
+std::vector<OpBenchCase> op_bench_extra_cases() {
+    std::vector<OpBenchCase> out;
+    const char* env = std::getenv("VKML_BENCH_CONV");
+    if (!env) return out;
+    std::stringstream all(env);
+    std::string item;
+    while (std::getline(all, item, ';')) {
+        if (item.empty()) continue;
+        std::vector<int64_t> v;
+        std::stringstream one(item);
+        std::string field;
+        while (std::getline(one, field, ',')) {
+            char* end = nullptr;
+            const long long x = std::strtoll(field.c_str(), &end, 10);
+            if (field.empty() || *end != '\0' || x < 1 || x > 65536)
+                throw Error(ErrorCode::InvalidArgument,
+                            "VKML_BENCH_CONV: '" + item + "' is not C,M,K,H,W[,STRIDE] of positive sizes");
+            v.push_back(x);
+        }
+        if (v.size() != 5 && v.size() != 6)
+            throw Error(ErrorCode::InvalidArgument,
+                        "VKML_BENCH_CONV: '" + item + "' is not C,M,K,H,W[,STRIDE]");
+        out.push_back(conv_case(true, v[0], v[1], v[2], v[3], v[4], 1, v.size() == 6 ? v[5] : 1));
+    }
+    return out;
 }
 
 } // namespace vkml::bench
