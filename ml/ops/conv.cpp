@@ -231,7 +231,19 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
             : nullptr;
     // The tensor-core kernels' variant: f16 accumulators where asked and offered.
     const char* variant = coop ? detail::conv::coop_variant(device, desc.accumulation, conv->accumulation_) : "f16";
-    conv->gemm_form_ = kernel == ConvKernel::Gemm1x1 || (coop && gemm1x1_ok);
+    // 1x1 layers of one or two tiles with a long K (at least 256 channels) take the implicit GEMM
+    // below, where K splits over more workgroups; the GEMM form does not split. On an H200
+    // NanoDet's 512->128 layer at 13x13 ran 37 -> 23 us split (the network 0.827 -> 0.811 ms);
+    // on 8-tile grids it lost (YOLOv8n's 20x20 ones: the network 1.12 -> 1.20 ms).
+    // VKML_1X1_IGEMM=0 keeps every 1x1 layer on the GEMM form.
+    static const bool pointwise_igemm = detail::tuning_knob("VKML_1X1_IGEMM", 1, 0, 1) == 1;
+    bool small_pointwise = false;
+    if (coop && gemm1x1_ok && pointwise_igemm && g.c >= 256) {
+        const uint64_t tiles = (uint64_t(m) + coop->rows - 1) / coop->rows *
+                               ((uint64_t(g.n) * oh * ow + coop->cols - 1) / coop->cols);
+        small_pointwise = tiles <= 2;
+    }
+    conv->gemm_form_ = kernel == ConvKernel::Gemm1x1 || (coop && gemm1x1_ok && !small_pointwise);
     if (conv->gemm_form_) {
         // Y[n] = W[M, C] x X[n][C, H*W] + bias broadcast along the pixels.
         detail::conv::GemmSpec spec;
@@ -324,7 +336,7 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
     if (coop) {
         // Split K where the output grid leaves most of the GPU idle and K is long (a detector's
         // 20x20 heads, resnet's 7x7 stage: 1-4 workgroups, each walking thousands of K): each chunk
-        // of at least two 64-deep slices is a workgroup, and a second pass adds the fp32 partials.
+        // of 64-deep slices (below) is a workgroup, and a second pass adds the fp32 partials.
         // Up to 16 tiles (VKML_SPLIT_TARGET / 16): on an H100, YOLOv8n's 40x40 and 20x20 layers
         // (7-13 tiles) ran 1.5-4x faster split, its 80x80 ones (25 tiles) 1.4x slower.
         // Where the staged-window kernel fits, only grids of up to 4 tiles split
@@ -335,11 +347,17 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
         const uint64_t tiles = uint64_t(conv->groups_[0]) * conv->groups_[1];
         const uint64_t k = uint64_t(g.c) * g.kh * g.kw, slices = (k + 63) / 64;
         const uint64_t target = halo_fit ? halo_target : detail::conv::split_target();
+        // Chunks of at least two slices, or one on grids of one or two tiles (on an H200
+        // NanoDet's 13x13 3x3 layers, 2 tiles: 36 chunks of one slice made the network 0.857 ->
+        // 0.827 ms; chunks of one everywhere made resnet18, whose split grids have 4 and 7 tiles,
+        // 0.509 -> 0.575 ms). VKML_SPLIT_MIN_CHUNK=N: N slices at least everywhere (tuning).
+        static const auto chunk_knob = uint64_t(detail::tuning_knob("VKML_SPLIT_MIN_CHUNK", 0, 0, 64));
+        const uint64_t min_chunk = chunk_knob ? chunk_knob : tiles <= 2 ? 1 : 2;
         uint64_t want = 1;
         if (desc.split_k > 1)
             want = std::min<uint64_t>(desc.split_k, slices);
-        else if (desc.split_k == 0 && tiles * 16 <= target && slices >= 4)
-            want = std::min<uint64_t>({(target + tiles - 1) / tiles, slices / 2, 64});
+        else if (desc.split_k == 0 && tiles * 16 <= target && slices >= 2 * min_chunk)
+            want = std::min<uint64_t>({(target + tiles - 1) / tiles, slices / min_chunk, 64});
         if (want > 1) {
             const uint64_t chunk = (slices + want - 1) / want;
             spec.split = uint32_t((slices + chunk - 1) / chunk);

@@ -335,7 +335,13 @@ TEST_F(ConvTest, SplitKOnSmallGrids) {
     const ops::Activation relu{ActivationKind::Relu};
     check({"split K", {1, 67, 5, 9}, {20, 67, 3, 3}, {}, {1, 1, 1, 1}, {}, "NOTSET", 1, true, relu, true});
     check({"split K tap-major", {1, 64, 4, 8}, {70, 64, 3, 3}, {}, {1, 1, 1, 1}, {}});
+    // A 1x1 layer of one tile with 256 channels leaves the GEMM form for the split implicit GEMM.
+    check({"split K 1x1", {1, 264, 5, 9}, {20, 264, 1, 1}, {}, {}, {}, "NOTSET", 1, true, relu, true});
     if (ops::tensor_cores_available(dev(), gpu::DType::f16)) {
+        EXPECT_GT(ops::Conv::create(dev(), {.input = {{1, 264, 5, 9}, gpu::DType::f16},
+                                            .weight = {{20, 264, 1, 1}, gpu::DType::f16}})
+                      ->split_k(),
+                  1u);
         auto op = ops::Conv::create(dev(), {.input = {{1, 67, 5, 9}, gpu::DType::f16},
                                             .weight = {{20, 67, 3, 3}, gpu::DType::f16},
                                             .pads = {1, 1, 1, 1},
