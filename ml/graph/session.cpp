@@ -70,6 +70,14 @@ struct Step {
     gpu::BufferRange scratch_range;
     gpu::BufferRange prepacked; // the op's constant input packed once (Op::prepack), or none
     std::vector<ValueId> values; // per op output, the graph value it holds (none: no_value)
+
+    // The constant input the op re-packs once at build (Op::prepack), with the packed size; none
+    // where the op packs nothing or that input is not a constant.
+    std::optional<ops::Op::Prepack> constant_prepack() const {
+        const ops::Op::Prepack p = op->prepack();
+        if (!p.bytes || p.input >= in.size() || in[p.input].kind != Ref::Kind::Constant) return std::nullopt;
+        return p;
+    }
 };
 
 struct Alloc {
@@ -571,9 +579,9 @@ void Session::Impl::plan() {
     // first part, the bytes a run actually reads.
     std::vector<bool> read_by_run(constants.size(), false);
     for (const Step& s : steps) {
-        const ops::Op::Prepack pack = s.op->prepack();
+        const auto pack = s.constant_prepack();
         for (size_t k = 0; k < s.in.size(); ++k)
-            if (s.in[k].kind == Ref::Kind::Constant && !(pack.bytes && k == pack.input))
+            if (s.in[k].kind == Ref::Kind::Constant && !(pack && k == pack->input))
                 read_by_run[s.in[k].id] = true;
     }
     uint64_t total = 0;
@@ -671,10 +679,10 @@ void Session::Impl::prepack_constants() {
     uint64_t total = 0;
     const uint64_t align = std::max<uint64_t>(alignment, device.caps().min_storage_buffer_offset_alignment);
     for (Step& s : steps) {
-        const ops::Op::Prepack p = s.op->prepack();
-        if (!p.bytes || p.input >= s.in.size() || s.in[p.input].kind != Ref::Kind::Constant) continue;
-        jobs.push_back({&s, p, total});
-        total = align_up(total + p.bytes, align);
+        const auto p = s.constant_prepack();
+        if (!p) continue;
+        jobs.push_back({&s, *p, total});
+        total = align_up(total + p->bytes, align);
     }
     memory.prepacked = total;
     if (jobs.empty()) return;

@@ -239,9 +239,10 @@ std::unique_ptr<Conv> Conv::create(gpu::Device& device, const ConvDesc& desc) {
     static const bool pointwise_igemm = detail::tuning_knob("VKML_1X1_IGEMM", 1, 0, 1) == 1;
     bool small_pointwise = false;
     if (coop && gemm1x1_ok && pointwise_igemm && g.c >= 256) {
-        const uint64_t tiles = (uint64_t(m) + coop->rows - 1) / coop->rows *
-                               ((uint64_t(g.n) * oh * ow + coop->cols - 1) / coop->cols);
-        small_pointwise = tiles <= 2;
+        // (the implicit GEMM's grid, as its split rule below counts it)
+        const auto grid = detail::conv::tile_groups(device, op, uint64_t(m), uint64_t(g.n) * oh * ow, 1,
+                                                    coop->rows, coop->cols);
+        small_pointwise = uint64_t(grid[0]) * grid[1] <= 2;
     }
     conv->gemm_form_ = kernel == ConvKernel::Gemm1x1 || (coop && gemm1x1_ok && !small_pointwise);
     if (conv->gemm_form_) {
