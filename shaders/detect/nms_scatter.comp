@@ -15,15 +15,7 @@ layout(std430, set = 0, binding = 1) readonly buffer Counts { uint data[]; } cou
 layout(std430, set = 0, binding = 2) readonly buffer Offsets { uint data[]; } offsets;
 layout(std430, set = 0, binding = 3) writeonly buffer Out { uint data[]; } dst;
 
-void store(uint row, uint col, uint value, bool negative) {
-    uint e = row * 3u + col;
-    if (INDEX64 != 0) {
-        dst.data[2u * e] = value;
-        dst.data[2u * e + 1u] = negative ? 0xffffffffu : 0u;
-    } else {
-        dst.data[e] = value;
-    }
-}
+#include "detect/nms_store.glsl"
 
 void main() {
     uint id = vkml_linear_id();

@@ -2,7 +2,9 @@
 // boxes crowded into a small area so that suppression happens often, both box formats, corners
 // given in either order, several thresholds, N not a power of two (and above the sort's
 // shared-memory block, so the global sort passes run), the per-class limit hit and not hit,
-// several batches and classes, equal scores, f32 and f16, i64 and i32 indices.
+// several batches and classes, equal scores, f32 and f16, i64 and i32 indices, the whole-array
+// and the compact sort (its candidates in shared memory, or spilled to global memory).
+#include <bit>
 #include <cmath>
 #include <random>
 
@@ -28,6 +30,8 @@ struct Case {
     bool tied_scores = false;
     gpu::DType index_dtype = gpu::DType::i64;
     uint32_t seed = 1;
+    ops::NmsSort sort = ops::NmsSort::Auto;
+    uint32_t compact_capacity = 0;
 };
 
 // Random boxes in a 1 x 1 field with sides of 0.05..0.45, so neighbours overlap often. Corner
@@ -77,7 +81,8 @@ std::string describe(const Case& c, gpu::DType dtype) {
            " max=" + std::to_string(c.max_out) + " iou=" + std::to_string(c.iou) +
            " score_threshold=" + (c.score_threshold ? std::to_string(*c.score_threshold) : "none") +
            " center=" + std::to_string(c.center) + (c.tied_scores ? " tied" : "") +
-           " seed=" + std::to_string(c.seed);
+           " seed=" + std::to_string(c.seed) + " sort=" + std::to_string(int(c.sort)) +
+           " compact_capacity=" + std::to_string(c.compact_capacity);
 }
 
 // Runs one case and returns the number of selected boxes, so callers can check that the case
@@ -91,7 +96,21 @@ size_t check(gpu::Device& dev, const Case& c, gpu::DType dtype, int repeat = 1) 
                                               .iou_threshold = c.iou,
                                               .score_threshold = c.score_threshold,
                                               .center_point_box = c.center,
-                                              .index_dtype = c.index_dtype});
+                                              .index_dtype = c.index_dtype,
+                                              .sort = c.sort,
+                                              .compact_capacity = c.compact_capacity});
+    // Auto: the compact sort only where there is a score threshold, and always there for a few
+    // hundred boxes (any device's shared memory holds twice as many candidates).
+    if (c.sort != ops::NmsSort::Auto) {
+        EXPECT_EQ(op->compact(), c.sort == ops::NmsSort::Compact) << what;
+    } else if (!c.score_threshold) {
+        EXPECT_FALSE(op->compact()) << what;
+    } else if (c.boxes <= 256) {
+        EXPECT_TRUE(op->compact()) << what;
+    }
+    if (c.compact_capacity) {
+        EXPECT_EQ(op->compact_capacity(), c.compact_capacity) << what;
+    }
     EXPECT_EQ(op->capacity(), uint32_t(c.batches * c.classes * std::min(c.max_out, c.boxes))) << what;
     const auto want = ref_detect::nms(
         boxes, scores, c.max_out, c.iou,
@@ -153,11 +172,99 @@ TEST_F(DetectNms, ManyBoxesUseTheGlobalSort) {
         check(dev(), c, dtype);
         c.boxes = 1500;
         c.score_threshold = 0.9f; // about 150 candidates, sentinels everywhere else
+        c.sort = ops::NmsSort::Global;
         c.max_out = 40;
         c.center = 0;
         c.seed = 6;
         check(dev(), c, dtype);
     }
+}
+
+// The same cases through both sorts: the compact sort without a score threshold (every box a
+// candidate), the global sort with one, and the compact sort with a shared-memory capacity below
+// the candidates' count, so that they spill to the scratch keys and one workgroup sorts them
+// there (P = 2048 for 1500 boxes; about 1000 candidates above 0.3 into capacities 64 and 512).
+TEST_F(DetectNms, CompactAndGlobalSortsAgree) {
+    for (gpu::DType dtype : float_dtypes(dev())) {
+        Case c{.batches = 2, .classes = 3, .boxes = 45, .max_out = 9, .iou = 0.4f, .seed = 15};
+        c.sort = ops::NmsSort::Compact;
+        check(dev(), c, dtype);
+        c.score_threshold = 0.25f;
+        c.sort = ops::NmsSort::Global;
+        check(dev(), c, dtype);
+        c.sort = ops::NmsSort::Compact;
+        c.compact_capacity = 4; // spills in every group
+        check(dev(), c, dtype);
+        Case big{.batches = 1,
+                 .classes = 2,
+                 .boxes = 1500,
+                 .max_out = 200,
+                 .iou = 0.55f,
+                 .score_threshold = 0.3f,
+                 .center = 1,
+                 .seed = 16,
+                 .sort = ops::NmsSort::Compact,
+                 .compact_capacity = 64};
+        EXPECT_GT(check(dev(), big, dtype), size_t(40));
+        big.compact_capacity = 512;
+        big.tied_scores = true; // many equal keys across the shared and the spilled part
+        big.seed = 17;
+        check(dev(), big, dtype);
+        // One group: the compact kernel writes the outputs itself. The limit not hit (rows of -1
+        // follow) and hit, i64 and i32 indices, in shared memory and spilled.
+        Case one{.batches = 1,
+                 .classes = 1,
+                 .boxes = 301,
+                 .max_out = 120,
+                 .iou = 0.45f,
+                 .score_threshold = 0.2f,
+                 .seed = 18,
+                 .sort = ops::NmsSort::Compact};
+        const size_t n = check(dev(), one, dtype);
+        EXPECT_LT(n, size_t(240)); // of about 240 candidates
+        EXPECT_GT(n, size_t(10));
+        one.max_out = 7;
+        one.index_dtype = gpu::DType::i32;
+        EXPECT_EQ(check(dev(), one, dtype, 2), size_t(7)); // recorded twice
+        one.compact_capacity = 16;
+        one.max_out = 300;
+        one.seed = 19;
+        check(dev(), one, dtype);
+    }
+}
+
+TEST_F(DetectNms, CompactCapacityFromTheDevice) {
+    const NonMaxSuppressionDesc d{.boxes = {{1, 3549, 4}, gpu::DType::f32},
+                                  .scores = {{1, 1, 3549}, gpu::DType::f32},
+                                  .max_output_boxes_per_class = 100,
+                                  .iou_threshold = 0.6f,
+                                  .score_threshold = 0.35f};
+    NonMaxSuppressionDesc asked = d;
+    asked.sort = ops::NmsSort::Compact;
+    auto op = NonMaxSuppression::create(dev(), asked);
+    ASSERT_TRUE(op->compact());
+    const uint32_t keys = op->compact_capacity();
+    EXPECT_TRUE(std::has_single_bit(keys)) << keys;
+    EXPECT_LE(keys, 2048u);
+    EXPECT_LE(uint64_t(keys) * 20 + (4096 / 32) * 4, dev().caps().max_shared_memory);
+    // Auto: NanoDet's 3549 boxes take it where shared memory holds 2048 candidates (48 KiB:
+    // NVIDIA, AMD), not where it holds 1024 (llvmpipe's 32 KiB).
+    EXPECT_EQ(NonMaxSuppression::create(dev(), d)->compact(), keys == 2048) << keys;
+    // YOLOv8's 8400 boxes are more than twice that: the global sort.
+    NonMaxSuppressionDesc yolo = d;
+    yolo.boxes.shape = {1, 8400, 4};
+    yolo.scores.shape = {1, 1, 8400};
+    EXPECT_FALSE(NonMaxSuppression::create(dev(), yolo)->compact());
+    // Small N: no more keys than the padded box count.
+    NonMaxSuppressionDesc small = d;
+    small.boxes.shape = {1, 5, 4};
+    small.scores.shape = {1, 1, 5};
+    EXPECT_EQ(NonMaxSuppression::create(dev(), small)->compact_capacity(), 8u);
+    NonMaxSuppressionDesc bad = d;
+    bad.compact_capacity = 48;
+    EXPECT_THROW(NonMaxSuppression::create(dev(), bad), Error);
+    bad.compact_capacity = 1;
+    EXPECT_THROW(NonMaxSuppression::create(dev(), bad), Error);
 }
 
 // More (batch, class) groups than the offsets kernel's workgroup (256) scans at once.

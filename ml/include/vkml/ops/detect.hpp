@@ -28,8 +28,12 @@ namespace vkml::ops {
 // Both have dtype `index_dtype` (i64 as in ONNX, or i32).
 // Scratch: scratch_bytes() (about 8 * B * C * P + 4 * B * C * (K + 2), P = N rounded up to a power
 // of two, K = min(max_output_boxes_per_class, N)), at an offset aligned to the device's
-// minStorageBufferOffsetAlignment. record() issues 4 dispatches plus the sort's (1 when P <= 512,
-// else about log2(P / 512)^2 / 2 + 2 log2(P / 512) more), with barriers between them.
+// minStorageBufferOffsetAlignment. With a score threshold (NmsSort::Auto, N not too large), record() issues 3
+// dispatches: one workgroup per group gathers its candidates, sorts them in shared memory and
+// sweeps them, then the scan and the scatter (for B * C = 1, the first writes the outputs: one
+// dispatch). Without one (or NmsSort::Global) every box is
+// sorted: 4 dispatches plus the sort's (1 when P <= 512, else about
+// log2(P / 512)^2 / 2 + 2 log2(P / 512) more). Barriers separate the dispatches.
 //
 // Semantics, as ONNX Runtime: a box is a candidate when its score is strictly greater than
 // score_threshold (all boxes when there is none; NaN scores never are); candidates are taken by
@@ -38,6 +42,14 @@ namespace vkml::ops {
 // iou_threshold; boxes with zero or negative area, and pairs without overlap, never suppress.
 // center_point_box 0: [y1, x1, y2, x2], any diagonal pair of corners; 1: [x_center, y_center,
 // width, height]. IoU is computed in f32.
+// How NonMaxSuppression orders a group's candidates. Global: every box's key (non-candidates as
+// sentinels) by a bitonic sort over all workgroups of the grid; Compact: one workgroup per group
+// gathers the candidates and sorts only them, in shared memory while they fit (see
+// NonMaxSuppressionDesc::compact_capacity), else in the group's scratch keys (slowly, by that one
+// workgroup). Auto: Compact where there is a score threshold (which leaves few candidates of many
+// boxes) and N is at most twice the candidates shared memory holds, else Global.
+enum class NmsSort : uint8_t { Auto, Global, Compact };
+
 struct NonMaxSuppressionDesc {
     TensorDesc boxes;  // [B, N, 4]
     TensorDesc scores; // [B, C, N]
@@ -48,6 +60,10 @@ struct NonMaxSuppressionDesc {
     std::optional<float> score_threshold;
     int64_t center_point_box = 0;   // 0 or 1
     DType index_dtype = DType::i64; // i64 or i32, for both outputs
+    NmsSort sort = NmsSort::Auto;
+    // Candidates the compact sort holds in shared memory (a power of two, at least 2); 0: as many
+    // as the device's shared memory allows, at most 2048. Tests make it small to cover the spill.
+    uint32_t compact_capacity = 0;
 };
 
 class NonMaxSuppression final : public Op {
@@ -64,6 +80,10 @@ public:
     // Keys one sort workgroup orders in shared memory; above it (N rounded up to a power of
     // two), global bitonic passes run between the block sorts.
     uint32_t sort_block() const { return block_; }
+    // Whether the compact sort runs (NmsSort::Compact, asked for or chosen), and the candidates it
+    // sorts in shared memory.
+    bool compact() const { return compact_ != nullptr; }
+    uint32_t compact_capacity() const { return compact_keys_; }
 
 private:
     void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
@@ -73,12 +93,15 @@ private:
     uint32_t slots_ = 0;  // min(max_output_boxes_per_class, N)
     uint32_t padded_ = 0; // P: N rounded up to a power of two (at least 2)
     uint32_t block_ = 0;  // keys a sort workgroup holds
+    uint32_t compact_keys_ = 0; // keys the compact sort holds in shared memory
     uint64_t keys_offset_ = 0, slots_offset_ = 0, counts_offset_ = 0, offsets_offset_ = 0;
     uint64_t keys_bytes_ = 0, slots_bytes_ = 0, counts_bytes_ = 0;
     const gpu::Pipeline* sort_local_ = nullptr;
     const gpu::Pipeline* sort_merge_ = nullptr;
     const gpu::Pipeline* sort_global_ = nullptr;
     const gpu::Pipeline* select_ = nullptr;
+    const gpu::Pipeline* compact_ = nullptr; // set when the compact sort runs
+    bool direct_ = false;                    // it writes the outputs too (one group)
     const gpu::Pipeline* offsets_ = nullptr;
     const gpu::Pipeline* scatter_ = nullptr;
 };
