@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <sstream>
 
 #include "vkml/error.hpp"
@@ -129,12 +130,9 @@ struct Detector::Impl {
     };
     std::map<std::string, SourceOps> sources;
 
-    // Frame graph pass state.
-    struct ImageInput {
-        std::unique_ptr<ops::ImageToTensor> op;
-        gpu::Tensor tensor;
-    };
-    std::map<std::string, ImageInput> image_inputs;
+    // Frame graph pass state: the ops of each frame image (size, format, layout), whose letterbox
+    // reads the image itself.
+    std::map<std::string, SourceOps> image_sources;
     std::vector<DetectionBuffer> slots;
     std::vector<uint64_t> slot_frames;
 
@@ -143,9 +141,15 @@ struct Detector::Impl {
     void load();
     void choose_format();
     SourceOps& source_ops(const gpu::Tensor& source);
+    SourceOps& image_ops(VkExtent2D extent, VkFormat image_format, VkImageLayout layout);
+    // Both take the letterbox's LetterboxDesc and make the ops of a source.
+    SourceOps make_source_ops(ops::LetterboxDesc ld) const;
     // With a profiler, one scope per stage, named prefix + stage.
     void record(gpu::CommandBuffer& cmd, const gpu::Tensor& source, DetectionBuffer& out,
                 gpu::Profiler* profiler = nullptr, const std::string& prefix = {});
+    // The stages after `letterbox` (which records the source's letterbox into model_in).
+    void record_stages(gpu::CommandBuffer& cmd, SourceOps& ops, const std::function<void()>& letterbox,
+                       DetectionBuffer& out, gpu::Profiler* profiler, const std::string& prefix);
     std::vector<Detection> read(const DetectionBuffer& out) const;
     DetectionBuffer make_output() const;
 };
@@ -176,6 +180,9 @@ void Detector::Impl::load() {
     if (!input) invalid(path.string() + ": the model has no input");
     SessionOptions options;
     options.fp32 = desc.fp32;
+    // The letterbox writes the input and the decoder reads the outputs in the session's storage:
+    // no conversion steps at its edges (seven dispatches for NanoDet in f16).
+    options.storage_io = true;
     if (input->shape && input->shape->rank() == 4) {
         const auto& dims = input->shape->dims();
         const int64_t w = desc.input_width ? desc.input_width : 640,
@@ -300,13 +307,11 @@ void Detector::Impl::choose_format() {
     scores = gpu::Tensor(device, o[2].shape, o[2].dtype, "detector scores");
 }
 
-Detector::Impl::SourceOps& Detector::Impl::source_ops(const gpu::Tensor& source) {
-    const std::string key = shape_text(source.shape()) + gpu::dtype_name(source.dtype());
-    auto it = sources.find(key);
-    if (it != sources.end()) return it->second;
+Detector::Impl::SourceOps Detector::Impl::make_source_ops(ops::LetterboxDesc ld) const {
     SourceOps ops;
-    ops::LetterboxDesc ld{
-        .input = {source.shape(), source.dtype()}, .width = in_w, .height = in_h, .dtype = model_in.dtype()};
+    ld.width = in_w;
+    ld.height = in_h;
+    ld.dtype = model_in.dtype();
     if (desc.normalization == DetectorNormalization::ImageNetBgr) {
         // NanoDet's training pipeline: BGR bytes, (x - mean) / std per channel.
         ld.order = ops::ChannelOrder::BGR;
@@ -317,7 +322,26 @@ Detector::Impl::SourceOps& Detector::Impl::source_ops(const gpu::Tensor& source)
                                 .selected_indices = {selected.shape(), gpu::DType::i32}};
     ops::set_mapping(g, ops.letterbox->geometry());
     ops.gather = ops::GatherDetections::create(device, g);
-    return sources.emplace(key, std::move(ops)).first->second;
+    return ops;
+}
+
+Detector::Impl::SourceOps& Detector::Impl::source_ops(const gpu::Tensor& source) {
+    const std::string key = shape_text(source.shape()) + gpu::dtype_name(source.dtype());
+    auto it = sources.find(key);
+    if (it != sources.end()) return it->second;
+    return sources.emplace(key, make_source_ops({.input = {source.shape(), source.dtype()}})).first->second;
+}
+
+Detector::Impl::SourceOps& Detector::Impl::image_ops(VkExtent2D extent, VkFormat image_format,
+                                                     VkImageLayout layout) {
+    const std::string key = std::to_string(extent.width) + "x" + std::to_string(extent.height) + "/" +
+                            std::to_string(int(image_format)) + "/" + std::to_string(int(layout));
+    auto it = image_sources.find(key);
+    if (it != image_sources.end()) return it->second;
+    return image_sources
+        .emplace(key, make_source_ops(
+                          {.image = ops::LetterboxImage{extent.width, extent.height, image_format, layout}}))
+        .first->second;
 }
 
 DetectionBuffer Detector::Impl::make_output() const {
@@ -340,6 +364,14 @@ DetectionBuffer Detector::Impl::make_output() const {
 void Detector::Impl::record(gpu::CommandBuffer& cmd, const gpu::Tensor& source, DetectionBuffer& out,
                             gpu::Profiler* profiler, const std::string& prefix) {
     SourceOps& ops = source_ops(source);
+    record_stages(
+        cmd, ops, [&] { ops.letterbox->record(cmd, std::span(&source, 1), std::span(&model_in, 1)); }, out,
+        profiler, prefix);
+}
+
+void Detector::Impl::record_stages(gpu::CommandBuffer& cmd, SourceOps& ops,
+                                   const std::function<void()>& letterbox, DetectionBuffer& out,
+                                   gpu::Profiler* profiler, const std::string& prefix) {
     auto stage = [&](const char* name, auto&& body) { timed(profiler, cmd, prefix, name, body); };
     if (!out.buffer || out.detections.shape()[0] != int64_t(desc.max_detections))
         invalid("the detection buffer was not made by this detector's make_output()");
@@ -348,7 +380,7 @@ void Detector::Impl::record(gpu::CommandBuffer& cmd, const gpu::Tensor& source, 
     out.height = g.src_height;
     // Earlier records on this queue are done with the shared intermediate tensors.
     gpu::barrier::compute_to_compute(cmd);
-    stage("letterbox", [&] { ops.letterbox->record(cmd, std::span(&source, 1), std::span(&model_in, 1)); });
+    stage("letterbox", letterbox);
     gpu::barrier::compute_to_compute(cmd);
     stage("model", [&] { session->record(cmd, Bindings{std::span(&model_in, 1), model_out}); });
     gpu::barrier::compute_to_compute(cmd);
@@ -486,37 +518,22 @@ fg::BufferHandle Detector::add_pass(fg::FrameGraph& graph, fg::ImageHandle image
         const VkExtent2D e = ctx.extent(image);
         const VkFormat f = ctx.format(image);
         const VkImageLayout layout = ctx.layout(image);
-        const std::string key = std::to_string(e.width) + "x" + std::to_string(e.height) + "/" +
-                                std::to_string(int(f)) + "/" + std::to_string(int(layout));
-        auto it = impl->image_inputs.find(key);
-        if (it == impl->image_inputs.end()) {
-            const gpu::DType dt = impl->device.caps().storage16 ? gpu::DType::f16 : gpu::DType::f32;
-            Impl::ImageInput in;
-            in.op = ops::ImageToTensor::create(impl->device, {.width = e.width,
-                                                              .height = e.height,
-                                                              .format = f,
-                                                              .layout = layout,
-                                                              .dtype = dt,
-                                                              .channels = 3,
-                                                              .linearize_srgb = false});
-            in.tensor =
-                gpu::Tensor(impl->device, {1, 3, int64_t(e.height), int64_t(e.width)}, dt, "detector frame");
-            it = impl->image_inputs.emplace(key, std::move(in)).first;
-        }
+        Impl::SourceOps& ops = impl->image_ops(e, f, layout);
         const uint32_t slot = ctx.frame_slot();
         while (impl->slots.size() <= slot) {
             impl->slots.push_back(impl->make_output());
             impl->slot_frames.push_back(UINT64_MAX);
         }
-        // The previous frame's detector may still read the frame tensor (same queue, in order).
-        gpu::barrier::compute_to_compute(cmd);
         gpu::Profiler* profiler = stages ? ctx.profiler() : nullptr;
-        timed(profiler, cmd, prefix, "to tensor", [&] {
-            it->second.op->record(cmd, ops::ImageRef(ctx.view(image), f, e.width, e.height),
-                                  it->second.tensor);
-        });
         DetectionBuffer& out = impl->slots[slot];
-        impl->record(cmd, it->second.tensor, out, profiler, prefix);
+        // The letterbox reads the frame image itself: no full-size tensor of the frame.
+        impl->record_stages(
+            cmd, ops,
+            [&] {
+                ops.letterbox->record(cmd, ops::ImageRef(ctx.view(image), f, e.width, e.height),
+                                      impl->model_in);
+            },
+            out, profiler, prefix);
         impl->slot_frames[slot] = ctx.frame_index();
         if (output) {
             gpu::barrier::compute_to_transfer(cmd);

@@ -839,16 +839,20 @@ void Session::Impl::build() {
     graph::prune(graph);
     graph.remove_unused_values();
 
+    // SessionOptions::storage_io: f32 inputs and outputs bound in f16 where the session stores f16.
+    const bool f16_io = options.storage_io && !options.fp32 && device.caps().storage16;
+    auto io_storage = [&](DType d) {
+        return f16_io && d == DType::f32 ? gpu::DType::f16 : graph::detail::storage_of(d);
+    };
     for (ValueId v : graph.inputs()) {
         const graph::Value& val = graph.value(v);
         if (val.dtype == DType::undefined) graph.fail("input '" + val.name + "' has no data type");
-        inputs.push_back({val.name, val.dtype, graph::detail::storage_of(val.dtype), static_shape(graph, v)});
+        inputs.push_back({val.name, val.dtype, io_storage(val.dtype), static_shape(graph, v)});
     }
     for (size_t j = 0; j < graph.outputs().size(); ++j) {
         const ValueId v = graph.outputs()[j];
         const graph::Value& val = graph.value(v);
-        outputs.push_back(
-            {output_names[j], val.dtype, graph::detail::storage_of(val.dtype), static_shape(graph, v)});
+        outputs.push_back({output_names[j], val.dtype, io_storage(val.dtype), static_shape(graph, v)});
     }
     lower_all();
     assign_outputs();

@@ -3,12 +3,15 @@
 #include <cmath>
 #include <string>
 
+#include "detect_common.hpp"
 #include "util.hpp"
 #include "vkml/gpu/command.hpp"
 #include "vkml/gpu/pipeline.hpp"
 #include "vkml/ops/detect.hpp"
 
 namespace vkml::ops {
+
+namespace detail {
 
 namespace {
 
@@ -29,13 +32,13 @@ const char* format_name(VkFormat format) {
     }
 }
 
+} // namespace
+
 std::string describe(VkFormat format) {
     const char* n = format_name(format);
     return n ? std::string(n) : "VkFormat " + std::to_string(int(format));
 }
 
-// The features of `format` with optimal tiling, including the Vulkan 1.3 bits (write without
-// format) that only VkFormatProperties3 reports.
 VkFormatFeatureFlags2 format_features(const gpu::Device& device, VkFormat format) {
     VkFormatProperties3 p3{VK_STRUCTURE_TYPE_FORMAT_PROPERTIES_3};
     VkFormatProperties2 p2{VK_STRUCTURE_TYPE_FORMAT_PROPERTIES_2, &p3};
@@ -43,8 +46,6 @@ VkFormatFeatureFlags2 format_features(const gpu::Device& device, VkFormat format
     return p3.optimalTilingFeatures;
 }
 
-// Validates a PixelTransform for `channels` tensor channels and packs it as the shaders' three
-// vec4s (scale, mean, std); unused channels get the identity.
 std::array<float, 12> pack_transform(const char* op, const PixelTransform& t, uint32_t channels) {
     std::array<float, 12> out{1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1};
     auto put = [&](const std::vector<float>& v, const char* field, size_t at, bool nonzero) {
@@ -90,6 +91,20 @@ void check_image(const Op& op, const ImageRef& image, VkFormat format, uint32_t 
                  ", the op was created for " + std::to_string(width) + "x" + std::to_string(height));
 }
 
+void check_sampled_source(const char* op, const gpu::Device& device, VkFormat format, VkImageLayout layout) {
+    if (format != VK_FORMAT_R8G8B8A8_UNORM && format != VK_FORMAT_R8G8B8A8_SRGB &&
+        format != VK_FORMAT_B8G8R8A8_UNORM && format != VK_FORMAT_R16G16B16A16_SFLOAT)
+        fail(op, "format",
+             describe(format) +
+                 " is not one of R8G8B8A8_UNORM, R8G8B8A8_SRGB, B8G8R8A8_UNORM, R16G16B16A16_SFLOAT");
+    if (layout != VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL && layout != VK_IMAGE_LAYOUT_GENERAL)
+        fail(op, "layout",
+             "VkImageLayout " + std::to_string(int(layout)) +
+                 " is neither SHADER_READ_ONLY_OPTIMAL nor GENERAL");
+    if (!(format_features(device, format) & VK_FORMAT_FEATURE_2_SAMPLED_IMAGE_BIT))
+        unsupported(op, describe(format) + " images cannot be sampled on " + device.caps().device_name);
+}
+
 std::array<uint32_t, 3> pixel_groups(const gpu::Device& device, const char* op, uint32_t width,
                                      uint32_t height) {
     const std::array<uint32_t, 3> groups{(width + 7) / 8, (height + 7) / 8, 1};
@@ -99,7 +114,14 @@ std::array<uint32_t, 3> pixel_groups(const gpu::Device& device, const char* op, 
     return groups;
 }
 
-} // namespace
+} // namespace detail
+
+using detail::check_image;
+using detail::check_tensor;
+using detail::describe;
+using detail::format_features;
+using detail::pack_transform;
+using detail::pixel_groups;
 
 // ---------------------------------------------------------------------------------------------
 
@@ -112,21 +134,11 @@ ImageToTensor::ImageToTensor(gpu::Device& device, const ImageToTensorDesc& desc)
     if (desc.width == 0) fail(op, "width", "is 0");
     if (desc.height == 0) fail(op, "height", "is 0");
     const VkFormat f = desc.format;
-    if (f != VK_FORMAT_R8G8B8A8_UNORM && f != VK_FORMAT_R8G8B8A8_SRGB && f != VK_FORMAT_B8G8R8A8_UNORM &&
-        f != VK_FORMAT_R16G16B16A16_SFLOAT)
-        fail(op, "format",
-             describe(f) +
-                 " is not one of R8G8B8A8_UNORM, R8G8B8A8_SRGB, B8G8R8A8_UNORM, R16G16B16A16_SFLOAT");
-    if (desc.layout != VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL && desc.layout != VK_IMAGE_LAYOUT_GENERAL)
-        fail(op, "layout",
-             "VkImageLayout " + std::to_string(int(desc.layout)) +
-                 " is neither SHADER_READ_ONLY_OPTIMAL nor GENERAL");
+    detail::check_sampled_source(op, device, f, desc.layout);
     detail::require_float(op, "dtype", {{1}, desc.dtype});
     if (desc.channels != 3 && desc.channels != 4)
         fail(op, "channels", std::to_string(desc.channels) + " is neither 3 nor 4");
     push_ = pack_transform(op, desc.transform, desc.channels);
-    if (!(format_features(device, f) & VK_FORMAT_FEATURE_2_SAMPLED_IMAGE_BIT))
-        unsupported(op, describe(f) + " images cannot be sampled on " + device.caps().device_name);
     detail::to_u32(op, "width", int64_t(desc.width) * desc.height * desc.channels);
     pixel_groups(device, op, desc.width, desc.height);
 

@@ -1,10 +1,13 @@
-// Letterbox: one dispatch, one invocation per output element (see shaders/detect/letterbox.comp).
+// Letterbox: one dispatch, one invocation per output element (see shaders/detect/letterbox.comp),
+// or per output pixel for an image source (shaders/detect/letterbox_image.comp).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
 
+#include "detect_common.hpp"
 #include "util.hpp"
+#include "vkml/gpu/command.hpp"
 #include "vkml/gpu/pipeline.hpp"
 #include "vkml/ops/detect.hpp"
 
@@ -45,10 +48,20 @@ std::unique_ptr<Letterbox> Letterbox::create(gpu::Device& device, const Letterbo
     return std::make_unique<Letterbox>(device, desc);
 }
 
-Letterbox::Letterbox(gpu::Device& device, const LetterboxDesc& desc) : Op(device) {
+Letterbox::Letterbox(gpu::Device& device, const LetterboxDesc& desc) : Op(device), image_(desc.image) {
     const auto& in = desc.input;
     uint32_t kind = 0, sw = 0, sh = 0, sc = 3;
-    if (in.dtype == DType::u8) {
+    if (desc.image) {
+        if (in.shape.rank() != 0)
+            fail(op_name, "input", "must be left empty when the source is an image, is " + in.shape.str());
+        detail::check_sampled_source(op_name, device, desc.image->format, desc.image->layout);
+        if (desc.image->width == 0 || desc.image->height == 0)
+            fail(op_name, "image",
+                 "has an empty side: " + std::to_string(desc.image->width) + "x" +
+                     std::to_string(desc.image->height));
+        sw = desc.image->width;
+        sh = desc.image->height;
+    } else if (in.dtype == DType::u8) {
         if (in.shape.rank() != 4 || in.shape[0] != 1 || (in.shape[3] != 3 && in.shape[3] != 4) ||
             in.shape[1] < 1 || in.shape[2] < 1)
             fail(op_name, "input", "u8 pixels must be [1, height, width, 3 or 4], is " + in.shape.str());
@@ -75,40 +88,49 @@ Letterbox::Letterbox(gpu::Device& device, const LetterboxDesc& desc) : Op(device
     if (!std::isfinite(desc.pad_value)) fail(op_name, "pad_value", "is not finite");
     if (desc.order != ChannelOrder::RGB && desc.order != ChannelOrder::BGR)
         fail(op_name, "order", "is neither RGB nor BGR");
-
-    std::array<float, 12> t{1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1};
-    auto put = [&](const std::vector<float>& v, const char* field, size_t at, bool nonzero) {
-        if (v.size() != 1 && v.size() != 3)
-            fail(op_name, std::string("transform.") + field,
-                 "has " + std::to_string(v.size()) + " values, expected 1 or 3");
-        for (size_t c = 0; c < 3; ++c) {
-            const float x = v.size() == 1 ? v[0] : v[c];
-            if (!std::isfinite(x)) fail(op_name, std::string("transform.") + field, "value is not finite");
-            if (nonzero && x == 0.f) fail(op_name, std::string("transform.") + field, "value is 0");
-            t[at + c] = x;
-        }
-    };
-    put(desc.transform.scale, "scale", 0, true);
-    put(desc.transform.mean, "mean", 4, false);
-    put(desc.transform.std, "std", 8, true);
-    push_ = t;
+    push_ = detail::pack_transform(op_name, desc.transform, 3);
 
     geometry_ = letterbox_geometry(sw, sh, desc.width, desc.height);
     const auto& g = geometry_;
-    pipeline_ =
-        &device.pipeline({.shader = detail::shader_for(device, op_name, "letterbox", desc.dtype),
-                          .bindings = 2,
-                          .push_constant_bytes = sizeof push_,
-                          .workgroup = {64, 1, 1},
-                          .specialization = {kind, sw, sh, sc, desc.width, desc.height, g.left, g.top,
-                                             g.content_width, g.content_height, float_bits(desc.pad_value),
-                                             desc.order == ChannelOrder::BGR ? 1u : 0u}});
-    inputs_ = {in};
+    const uint32_t bgr = desc.order == ChannelOrder::BGR ? 1u : 0u;
+    if (desc.image) {
+        detail::pixel_groups(device, op_name, desc.width, desc.height);
+        const bool encode = desc.image->format == VK_FORMAT_R8G8B8A8_SRGB;
+        pipeline_ = &device.pipeline(
+            {.shader = detail::shader_for(device, op_name, "letterbox_image", desc.dtype),
+             .binding_types = {gpu::BindingType::SampledImage, gpu::BindingType::StorageBuffer},
+             .push_constant_bytes = sizeof push_,
+             .workgroup = {8, 8, 1},
+             .specialization = {sw, sh, desc.width, desc.height, g.left, g.top, g.content_width,
+                                g.content_height, float_bits(desc.pad_value), bgr, encode ? 1u : 0u},
+             .name = "Letterbox (image)"});
+        inputs_ = {};
+    } else {
+        pipeline_ = &device.pipeline(
+            {.shader = detail::shader_for(device, op_name, "letterbox", desc.dtype),
+             .bindings = 2,
+             .push_constant_bytes = sizeof push_,
+             .workgroup = {64, 1, 1},
+             .specialization = {kind, sw, sh, sc, desc.width, desc.height, g.left, g.top, g.content_width,
+                                g.content_height, float_bits(desc.pad_value), bgr}});
+        inputs_ = {in};
+    }
     outputs_ = {{{1, 3, int64_t(desc.height), int64_t(desc.width)}, desc.dtype}};
+}
+
+void Letterbox::record(gpu::CommandBuffer& cmd, const ImageRef& image, const Tensor& output) const {
+    if (!image_) fail(type(), "image", "the op was created for a tensor source: record it with its tensor");
+    detail::check_image(*this, image, image_->format, image_->width, image_->height);
+    detail::check_tensor(*this, device_, "output", output, outputs_[0]);
+    const gpu::Binding bindings[] = {gpu::Binding::sampled_image(image.view, image_->layout),
+                                     gpu::Binding::storage_buffer(output.range())};
+    cmd.dispatch(*pipeline_, bindings, push_,
+                 detail::pixel_groups(device_, type(), geometry_.dst_width, geometry_.dst_height));
 }
 
 void Letterbox::record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs,
                             std::span<const Tensor> outputs, const gpu::BufferRange&) const {
+    if (image_) fail(type(), "inputs", "the op reads an image: record it with record(cmd, image, output)");
     // The kernel reads the input as 32-bit words: u8 and f16 inputs whose size is not a multiple
     // of 4 bytes need the buffer to reach to the end of their last word.
     const Tensor& in = inputs[0];

@@ -296,8 +296,8 @@ int main(int argc, char** argv) {
                            [&](const std::string&) { labels = false; }});
     bool stage_times = false;
     app.options.push_back({"--stage-times", "",
-                           "also time each stage of the detector pass (detect/to tensor, detect/letterbox, "
-                           "detect/model, ...: timing.json)",
+                           "also time each stage of the detector pass (detect/letterbox, detect/model, "
+                           "detect/nms, ...: timing.json)",
                            [&](const std::string&) { stage_times = true; }});
     app.keys_help = "  a    toggle the detector between the async compute and the graphics queue";
     return samples::run_sample(argc, argv, app, [&](samples::App& a) {

@@ -20,16 +20,14 @@ layout(set = 0, binding = 0) uniform texture2D img;
 layout(std430, set = 0, binding = 1) writeonly buffer Out { sfloat data[]; } dst;
 layout(push_constant) uniform Params { vec4 scale; vec4 mean; vec4 stddev; } p;
 
-float srgb_encode(float l) {
-    return l <= 0.0031308 ? l * 12.92 : 1.055 * pow(l, 1.0 / 2.4) - 0.055;
-}
+#include "detect/srgb_bytes.glsl"
 
 void main() {
     uint x = gl_GlobalInvocationID.x, y = gl_GlobalInvocationID.y;
     if (x >= W || y >= H) return;
     vec4 v = texelFetch(img, ivec2(x, y), 0);
     if (ENCODE_SRGB != 0)
-        v.rgb = round(vec3(srgb_encode(v.r), srgb_encode(v.g), srgb_encode(v.b)) * 255.0) / 255.0;
+        v.rgb = srgb_stored(v.rgb);
     if (BGR != 0) v = v.bgra;
     for (uint c = 0u; c < C; ++c)
         dst.data[(c * H + y) * W + x] = sfloat((v[c] * p.scale[c] - p.mean[c]) / p.stddev[c]);

@@ -25,6 +25,8 @@ layout(std430, set = 0, binding = 0) readonly buffer In { uint data[]; } src;
 layout(std430, set = 0, binding = 1) writeonly buffer Out { sfloat data[]; } dst;
 layout(push_constant) uniform Params { vec4 scale; vec4 mean; vec4 stddev; } p;
 
+#include "detect/letterbox_common.glsl"
+
 float load(uint c, uint y, uint x) {
     if (IN_KIND == 0u) return uintBitsToFloat(src.data[(c * SH + y) * SW + x]);
     if (IN_KIND == 1u) {
@@ -42,18 +44,12 @@ void main() {
     uint x = i % DW, y = (i / DW) % DH, c = i / (DW * DH);
     uint sc = BGR != 0u ? 2u - c : c; // source channel feeding output channel c
     float v = PAD;
-    if (x >= LEFT && x < LEFT + CW && y >= TOP && y < TOP + CH) {
-        // Source coordinate of the output pixel's centre; the ratio is the exact size ratio.
-        float u = (float(x - LEFT) + 0.5) * (float(SW) / float(CW)) - 0.5;
-        float w = (float(y - TOP) + 0.5) * (float(SH) / float(CH)) - 0.5;
-        u = clamp(u, 0.0, float(SW - 1u));
-        w = clamp(w, 0.0, float(SH - 1u));
-        uint x0 = uint(u), y0 = uint(w);
-        uint x1 = min(x0 + 1u, SW - 1u), y1 = min(y0 + 1u, SH - 1u);
-        float fx = u - float(x0), fy = w - float(y0);
-        float top = mix(load(sc, y0, x0), load(sc, y0, x1), fx);
-        float bottom = mix(load(sc, y1, x0), load(sc, y1, x1), fx);
-        v = mix(top, bottom, fy);
+    uvec4 q;
+    vec2 f;
+    if (letterbox_taps(x, y, q, f)) {
+        float top = mix(load(sc, q.y, q.x), load(sc, q.y, q.z), f.x);
+        float bottom = mix(load(sc, q.w, q.x), load(sc, q.w, q.z), f.x);
+        v = mix(top, bottom, f.y);
     }
     dst.data[i] = sfloat((v * p.scale[c] - p.mean[c]) / p.stddev[c]);
 }

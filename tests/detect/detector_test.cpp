@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -16,6 +17,9 @@
 #include <sys/wait.h>
 
 #include "gpu_test.hpp"
+#include "vkml/fg/executor.hpp"
+#include "vkml/fg/frame_graph.hpp"
+#include "vkml/gpu/image.hpp"
 #include "vkml/gpu/transfer.hpp"
 #include "vkml/passes/detector.hpp"
 
@@ -164,6 +168,68 @@ TEST_F(Detect, TensorSourceMatchesPixels) {
         EXPECT_NEAR(a[i].score, b[i].score, 1e-3);
         EXPECT_NEAR(a[i].x0, b[i].x0, 0.5);
         EXPECT_NEAR(a[i].y1, b[i].y1, 0.5);
+    }
+}
+
+// The detector as a frame-graph pass, whose letterbox reads the frame image itself, on both
+// queues and over two frames in flight: the detections of the same photo as packed pixels.
+TEST_F(Detect, FramePassMatchesPixels) {
+    REQUIRE_FILE(nanodet_path(), "run tools/fetch-models (or set VKML_MODELS)");
+    REQUIRE_FILE(fs::path("/usr/share/darknet/data/dog.jpg"), "install Debian's darknet package");
+    const Photo dog = load("/usr/share/darknet/data/dog.jpg");
+    passes::Detector& det = nanodet();
+    const auto want = det.detect({dog.px.data(), uint32_t(dog.w), uint32_t(dog.h), 3, 0});
+    ASSERT_GE(want.size(), size_t(3)) << listing(want);
+
+    const uint32_t w = uint32_t(dog.w), h = uint32_t(dog.h);
+    gpu::Image image(dev(), {.width = w, .height = h, .format = VK_FORMAT_R8G8B8A8_UNORM, .name = "dog"});
+    gpu::Buffer staging(dev(), gpu::BufferDesc{.size = size_t(w) * h * 4,
+                                               .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
+                                               .memory = gpu::MemoryUsage::Upload,
+                                               .name = "dog staging"});
+    for (size_t i = 0; i < size_t(w) * h; ++i) {
+        std::memcpy(staging.mapped() + i * 4, &dog.px[i * 3], 3);
+        staging.mapped()[i * 4 + 3] = std::byte{255};
+    }
+    dev().run_now(gpu::QueueRole::Graphics, [&](gpu::CommandBuffer& cmd) {
+        gpu::barrier::image(cmd, image.vk(), VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                            VK_PIPELINE_STAGE_2_NONE, VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_COPY_BIT,
+                            VK_ACCESS_2_TRANSFER_WRITE_BIT);
+        cmd.copy(staging.range(), image);
+        gpu::barrier::image(cmd, image.vk(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                            VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
+                            VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                            VK_ACCESS_2_SHADER_SAMPLED_READ_BIT);
+    });
+    for (fg::Queue queue : {fg::Queue::Graphics, fg::Queue::AsyncCompute}) {
+        fg::FrameGraph g({.name = "detector test", .output_width = w, .output_height = h});
+        const fg::ImageHandle in =
+            g.import_image("photo", {.image = image.vk(),
+                                     .view = image.view(),
+                                     .format = image.format(),
+                                     .width = w,
+                                     .height = h,
+                                     .incoming = {.stages = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                                                  .access = VK_ACCESS_2_SHADER_SAMPLED_READ_BIT,
+                                                  .layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL}});
+        det.add_pass(g, in, {.queue = queue});
+        fg::Executor exec(dev(), {.frames_in_flight = 2, .name = "detector test"});
+        for (int frame = 0; frame < 2; ++frame) exec.run(g);
+        exec.wait_idle();
+        for (uint32_t slot = 0; slot < 2; ++slot) {
+            const std::string what = std::string(fg::queue_name(queue)) + " slot " + std::to_string(slot);
+            EXPECT_LT(det.results_frame(slot), uint64_t(2)) << what;
+            const auto got = det.results(slot);
+            ASSERT_EQ(got.size(), want.size()) << what << "\n" << listing(got) << "want\n" << listing(want);
+            for (size_t i = 0; i < want.size(); ++i) {
+                EXPECT_EQ(got[i].class_id, want[i].class_id) << what;
+                EXPECT_NEAR(got[i].score, want[i].score, 1e-3) << what;
+                EXPECT_NEAR(got[i].x0, want[i].x0, 0.5) << what;
+                EXPECT_NEAR(got[i].y0, want[i].y0, 0.5) << what;
+                EXPECT_NEAR(got[i].x1, want[i].x1, 0.5) << what;
+                EXPECT_NEAR(got[i].y1, want[i].y1, 0.5) << what;
+            }
+        }
     }
 }
 

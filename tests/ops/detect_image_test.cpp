@@ -9,6 +9,7 @@
 #include <random>
 
 #include "op_test.hpp"
+#include "ref/detect_post_ref.hpp"
 #include "ref/detect_ref.hpp"
 #include "vkml/ops/detect.hpp"
 
@@ -17,6 +18,7 @@ namespace {
 
 using ops::ChannelOrder;
 using ops::ImageToTensor;
+using ops::Letterbox;
 using ops::PixelTransform;
 using ops::TensorToImage;
 
@@ -278,6 +280,110 @@ TEST_F(DetectImage, ImageToTensorSrgb) {
             }
         }
     }
+}
+
+// Letterbox straight from an image against the tensor reference on the decoded pixels (sRGB: the
+// stored values): every source format, down- and upscaling at odd sizes, both read layouts, RGB
+// and BGR with a transform, f32 and f16 outputs.
+TEST_F(DetectImage, LetterboxReadsImagesDirectly) {
+    struct Case {
+        VkFormat format;
+        uint32_t w, h, ow, oh;
+        VkImageLayout layout;
+        bool bgr;
+    };
+    const Case cases[] = {
+        {VK_FORMAT_R8G8B8A8_UNORM, 37, 23, 32, 32, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, false},
+        {VK_FORMAT_R8G8B8A8_UNORM, 21, 11, 40, 24, VK_IMAGE_LAYOUT_GENERAL, true},
+        {VK_FORMAT_B8G8R8A8_UNORM, 97, 61, 29, 17, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, true},
+        {VK_FORMAT_R8G8B8A8_SRGB, 33, 45, 27, 27, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, true},
+        {VK_FORMAT_R16G16B16A16_SFLOAT, 19, 30, 41, 13, VK_IMAGE_LAYOUT_GENERAL, false},
+    };
+    uint32_t seed = 40;
+    for (const Case& c : cases) {
+        gpu::Image image = make_image(dev(), c.format, c.w, c.h);
+        const auto bytes = random_texels(c.format, c.w, c.h, seed++);
+        upload_image(dev(), image, bytes, c.layout);
+        const auto pixels = ref_detect::decode_pixels(bytes, c.format, c.w, c.h, false);
+        HostTensor src({1, 3, int64_t(c.h), int64_t(c.w)}, gpu::DType::f32);
+        for (size_t ch = 0; ch < 3; ++ch)
+            for (size_t p = 0; p < pixels.size(); ++p) src.data[ch * pixels.size() + p] = pixels[p][ch];
+        const PixelTransform t{{255.f}, {103.53f, 116.28f, 123.675f}, {57.375f, 57.12f, 58.395f}};
+        for (gpu::DType dtype : float_dtypes(dev())) {
+            auto op = Letterbox::create(dev(), {.image = ops::LetterboxImage{c.w, c.h, c.format, c.layout},
+                                                .width = c.ow,
+                                                .height = c.oh,
+                                                .dtype = dtype,
+                                                .order = c.bgr ? ChannelOrder::BGR : ChannelOrder::RGB,
+                                                .transform = t});
+            gpu::Tensor out(dev(), op->outputs()[0].shape, dtype, "letterbox output");
+            dev().run_now(gpu::QueueRole::Compute, [&](gpu::CommandBuffer& cmd) {
+                op->record(cmd, image, out);
+                gpu::barrier::compute_to_transfer(cmd);
+            });
+            HostTensor got(out.shape(), dtype);
+            const auto f = gpu::download_floats(dev(), out);
+            got.data.assign(f.begin(), f.end());
+            const HostTensor want = ref_post::letterbox(src, c.ow, c.oh, 114.0 / 255.0, t, c.bgr, dtype);
+            const std::string what = std::string("Letterbox ") + name_of(c.format) + " " +
+                                     std::to_string(c.w) + "x" + std::to_string(c.h) + " -> " +
+                                     gpu::dtype_name(dtype) + " " + std::to_string(c.ow) + "x" +
+                                     std::to_string(c.oh);
+            // Values up to about 2.6 (the transform of 0..255 pixels): f32 to a few roundings.
+            expect_close(got, want, tolerance(dtype, 2e-5, 2e-3), what);
+        }
+    }
+}
+
+TEST_F(DetectImage, LetterboxImageErrors) {
+    const ops::LetterboxImage img{16, 9, VK_FORMAT_R8G8B8A8_UNORM, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL};
+    expect_error(
+        [&] {
+            Letterbox::create(
+                dev(), {.input = {{1, 3, 9, 16}, gpu::DType::f32}, .image = img, .width = 8, .height = 8});
+        },
+        {"Letterbox", "input", "empty"});
+    ops::LetterboxImage bad = img;
+    bad.format = VK_FORMAT_R8_UNORM;
+    expect_error([&] { Letterbox::create(dev(), {.image = bad, .width = 8, .height = 8}); },
+                 {"Letterbox", "format", "R8G8B8A8_UNORM"});
+    bad = img;
+    bad.layout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+    expect_error([&] { Letterbox::create(dev(), {.image = bad, .width = 8, .height = 8}); },
+                 {"Letterbox", "layout"});
+    bad = img;
+    bad.height = 0;
+    expect_error([&] { Letterbox::create(dev(), {.image = bad, .width = 8, .height = 8}); },
+                 {"Letterbox", "image", "empty side"});
+
+    // Recording: an image of another size, a tensor for an image op, an image for a tensor op.
+    auto op = Letterbox::create(dev(), {.image = img, .width = 8, .height = 8});
+    auto from_tensor =
+        Letterbox::create(dev(), {.input = {{1, 3, 9, 16}, gpu::DType::f32}, .width = 8, .height = 8});
+    gpu::Image other = make_image(dev(), VK_FORMAT_R8G8B8A8_UNORM, 15, 9);
+    gpu::Tensor in(dev(), {1, 3, 9, 16}, gpu::DType::f32, "in");
+    gpu::Tensor out(dev(), {1, 3, 8, 8}, gpu::DType::f32, "out");
+    expect_error(
+        [&] {
+            dev().run_now(gpu::QueueRole::Compute,
+                          [&](gpu::CommandBuffer& cmd) { op->record(cmd, other, out); });
+        },
+        {"Letterbox", "image", "15x9"});
+    expect_error(
+        [&] {
+            dev().run_now(gpu::QueueRole::Compute, [&](gpu::CommandBuffer& cmd) {
+                const gpu::Tensor ins[] = {in};
+                const gpu::Tensor outs[] = {out};
+                op->record(cmd, ins, outs);
+            });
+        },
+        {"Letterbox"});
+    expect_error(
+        [&] {
+            dev().run_now(gpu::QueueRole::Compute,
+                          [&](gpu::CommandBuffer& cmd) { from_tensor->record(cmd, other, out); });
+        },
+        {"Letterbox", "image", "tensor source"});
 }
 
 TEST_F(DetectImage, TensorToImageWritesEveryFormat) {

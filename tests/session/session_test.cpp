@@ -89,6 +89,32 @@ TEST_F(SessionTest, ConvReluMatchesTheCpuInF32AndF16) {
     }
 }
 
+// storage_io: the f32 input and output bound as f16 tensors where the session stores f16, and no
+// conversion step at either edge; run() takes and returns f32 as before, with the same values
+// (the host rounds the input to f16 as the GPU's Cast did, and widens the output exactly).
+TEST_F(SessionTest, StorageIoBindsF16WithoutEdgeConversions) {
+    TensorData w, b;
+    const Graph g = conv_relu_graph(w, b);
+    const TensorData x = rand_tensor({1, 2, 5, 6}, 4);
+    Session plain(dev(), g, {});
+    Session direct(dev(), g, {.storage_io = true});
+    const gpu::DType want_io = dev().caps().storage16 ? gpu::DType::f16 : gpu::DType::f32;
+    EXPECT_EQ(direct.inputs()[0].storage, want_io);
+    EXPECT_EQ(direct.outputs()[0].storage, want_io);
+    EXPECT_EQ(direct.inputs()[0].dtype, DType::f32);
+    EXPECT_EQ(direct.outputs()[0].dtype, DType::f32);
+    EXPECT_EQ(plain.inputs()[0].storage, gpu::DType::f32);
+    for (const auto& st : direct.steps()) EXPECT_NE(st.op_type, "Cast") << direct.describe();
+    const auto a = plain.run(std::vector<TensorData>{x});
+    const auto d = direct.run(std::vector<TensorData>{x});
+    ASSERT_EQ(d[0].dtype(), DType::f32);
+    EXPECT_EQ(d[0].to_floats(), a[0].to_floats());
+    // In f32 sessions the option changes nothing.
+    Session full(dev(), g, {.fp32 = true, .storage_io = true});
+    EXPECT_EQ(full.inputs()[0].storage, gpu::DType::f32);
+    EXPECT_EQ(full.outputs()[0].storage, gpu::DType::f32);
+}
+
 TEST_F(SessionTest, ViewsRecordNoStepsAndShareMemory) {
     Graph g = new_graph("views");
     const ValueId x = input(g, "x", {2, 3, 4});

@@ -101,8 +101,8 @@ struct DetectorPassDesc {
     std::string name = "detect";
     fg::Queue queue = fg::Queue::AsyncCompute;
     // Where the executor takes timestamps: also one scope per stage inside the pass, named
-    // "<name>/to tensor", "<name>/letterbox", "<name>/model", "<name>/decode", "<name>/nms",
-    // "<name>/gather" (PassContext::profiler()).
+    // "<name>/letterbox" (straight from the frame image), "<name>/model", "<name>/decode",
+    // "<name>/nms", "<name>/gather" (PassContext::profiler()).
     bool stage_timestamps = false;
 };
 

@@ -89,6 +89,11 @@ struct SessionOptions {
     // loads would wait on memory K step by K step. nullopt: on GPUs, off on CPU devices (lavapipe);
     // VKML_PREFETCH_WEIGHTS=0 / 1 overrides for every session.
     std::optional<bool> prefetch_weights;
+    // The model's f32 inputs and outputs bound as f16 tensors where the session stores floats in
+    // f16 (TensorInfo::storage says which): no conversion steps at the session's edges, for callers
+    // that write its inputs and read its outputs on the GPU themselves (a detector's letterbox and
+    // decoder). run() still takes and returns the model's dtypes. Off: f32 tensors, as declared.
+    bool storage_io = false;
 };
 
 // One of the session's inputs or outputs, with the model's dtype and the static shape it got.

@@ -257,8 +257,19 @@ LetterboxGeometry letterbox_geometry(uint32_t src_width, uint32_t src_height, ui
 // Input: NCHW f32 or f16 [1, 3, H, W] (values as the pixels: 0..1), or packed u8 pixels
 // [1, H, W, 3 or 4] (NHWC, byte / 255; the fourth channel is ignored), which is what image files
 // decode to. The output dtype is `dtype` (f32 or f16), independent of the input's.
+// Or a 2-D colour image (`image` set, `input` left empty): its mip level 0 is read as ImageToTensor
+// reads it (texelFetch; the formats, layouts and usage ImageToTensor accepts; sRGB images give their
+// stored values, as linearize_srgb = false), so a renderer's frame goes into a detector's input in
+// one dispatch. Record it with record(cmd, image, output).
+struct LetterboxImage {
+    uint32_t width = 0, height = 0;
+    VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
+    VkImageLayout layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+};
+
 struct LetterboxDesc {
     TensorDesc input;
+    std::optional<LetterboxImage> image;
     uint32_t width = 0, height = 0; // of the output
     DType dtype = DType::f32;
     float pad_value = 114.f / 255.f; // in pixel units (before the transform)
@@ -272,11 +283,17 @@ public:
     const char* type() const override { return "Letterbox"; }
     const LetterboxGeometry& geometry() const { return geometry_; }
 
+    // An image source (LetterboxDesc::image): records the letterbox of `image` (format and size
+    // as created) into `output`. Op's tensor record() is for tensor sources.
+    void record(gpu::CommandBuffer& cmd, const ImageRef& image, const Tensor& output) const;
+    using Op::record;
+
     Letterbox(gpu::Device& device, const LetterboxDesc& desc); // use create()
 
 private:
     void record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                      const gpu::BufferRange& scratch) const override;
+    std::optional<LetterboxImage> image_;
     LetterboxGeometry geometry_;
     std::array<float, 12> push_{};
     const gpu::Pipeline* pipeline_ = nullptr;
