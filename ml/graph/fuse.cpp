@@ -413,7 +413,37 @@ size_t fuse_activations(Graph& g) {
         }
         if (!activation_of(g, act, kind, alpha, beta)) continue;
         const ValueId x = act.inputs[0];
-        if (uses.single(x)) take(x, act.outputs[0], kind, alpha, beta, {i});
+        if (uses.single(x) && take(x, act.outputs[0], kind, alpha, beta, {i})) continue;
+        // Else into the Transpose that alone reads the activation's result, through reshapes that
+        // alone read theirs (an element-wise function commutes with both): NanoDet's heads
+        // reshape and transpose their sigmoid scores.
+        if (act.inputs.size() != 1 || !fusable_float(g.value(x).dtype)) continue;
+        ValueId y = act.outputs[0];
+        size_t first_reader = SIZE_MAX;
+        while (uses.single(y)) {
+            const Use u = uses.of(y)[0];
+            const Node& r = g.nodes()[u.node];
+            if (first_reader == SIZE_MAX) first_reader = u.node;
+            if (u.slot != 0 || !r.domain.empty() || r.outputs.size() != 1 ||
+                (r.op_type != "Reshape" && r.op_type != "Flatten" && r.op_type != "Squeeze" &&
+                 r.op_type != "Unsqueeze"))
+                break;
+            y = r.outputs[0];
+        }
+        if (!uses.single(y)) continue;
+        const size_t ti = uses.of(y)[0].node;
+        Node& t = g.nodes()[ti];
+        if (t.op_type != "Transpose" || !t.domain.empty() || uses.of(y)[0].slot != 0 || dead[ti] ||
+            changed[ti] || t.has("vkml_activation"))
+            continue;
+        g.nodes()[first_reader].inputs[0] = x; // the Transpose itself, or the first reshape
+        t.attributes.insert_or_assign("vkml_activation", kind);
+        t.attributes.insert_or_assign("vkml_activation_alpha", alpha);
+        t.attributes.insert_or_assign("vkml_activation_beta", beta);
+        note_fused(t, act);
+        dead[i] = 1;
+        changed[ti] = 1;
+        ++fused;
     }
     if (fused) compact(g, dead);
     return fused;

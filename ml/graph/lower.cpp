@@ -820,7 +820,8 @@ Lowered lower_layout(LowerContext& ctx) {
     std::unique_ptr<ops::Op> o;
     std::vector<int> ins = {0};
     if (op == "Transpose") {
-        o = ops::Transpose::create(ctx.device, {layout_desc(ctx, 0), n.get_ints("perm")});
+        o = ops::Transpose::create(ctx.device,
+                                   {layout_desc(ctx, 0), n.get_ints("perm"), fused_activation(n)});
     } else if (op == "DepthToSpace") {
         o = ops::DepthToSpace::create(
             ctx.device, {layout_desc(ctx, 0), n.get_int("blocksize", 0), n.get_string("mode", "DCR")});

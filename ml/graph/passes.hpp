@@ -13,7 +13,8 @@
 //   fuse                common subexpressions once, Conv+BatchNormalization (folded into the
 //                       weights on the host), Pad into Conv pads, Conv + Add as the Conv's
 //                       residual input, a following activation into the op that produces its
-//                       input, Convs of one input whose outputs only feed one channel Concat
+//                       input (else an activation into the Transpose that alone reads it), Convs
+//                       of one input whose outputs only feed one channel Concat
 //                       into one Conv, and a channel Concat read by Convs that repeats the first
 //                       input of another Concat takes that Concat's other inputs too (zero weights)
 //

@@ -85,8 +85,9 @@ struct Alloc {
     uint64_t exact = 0; // the tensor's own bytes
     uint32_t first = UINT32_MAX, last = 0;
     int output = -1; // the session output it became, or -1
-    // A slice of a Concat's output written in place (concat_in_place): the allocation lives at
-    // `parent_offset` bytes into allocation `parent` (always created later, so its index is higher).
+    // A slice of a Concat's output written in place (concat_in_place), or a Split's output read in
+    // place (split_in_place): the allocation lives at `parent_offset` bytes into allocation
+    // `parent`.
     int64_t parent = -1;
     uint64_t parent_offset = 0;
     bool has_slices = false; // some allocation is a slice of this one
@@ -241,6 +242,7 @@ struct Session::Impl {
     Ref ref_as(ValueId v, gpu::DType dtype);
     Ref new_alloc(const ops::TensorDesc& d);
     bool concat_in_place(const Node& n);
+    bool split_in_place(const Node& n);
     // The allocation `a` is a slice of (itself when it is none), and `a`'s byte offset in it.
     uint32_t whole_of(uint32_t a, uint64_t* offset = nullptr) const;
     void add_step(std::string name, std::unique_ptr<ops::Op> op, std::vector<Ref> in, std::vector<Ref> out);
@@ -365,7 +367,7 @@ void Session::Impl::lower_all() {
         stored[v] = Ref{Ref::Kind::Input, static_cast<uint32_t>(i), inputs[i].shape, inputs[i].storage};
     }
     for (const Node& n : graph.nodes()) {
-        if (options.fuse && concat_in_place(n)) continue;
+        if (options.fuse && (concat_in_place(n) || split_in_place(n))) continue;
         const gpu::DType fd = float_dtype(n);
         std::vector<graph::detail::LowerInput> in;
         for (ValueId v : n.inputs) {
@@ -425,6 +427,22 @@ void Session::Impl::lower_all() {
     }
 }
 
+namespace {
+
+// The node's "axis" (default 0) when the parts along it of a tensor of `shape` are contiguous
+// blocks of it (every dimension before the axis is 1), else nothing.
+std::optional<size_t> blocks_axis(const Node& n, const gpu::Shape& shape) {
+    const auto rank = static_cast<int64_t>(shape.rank());
+    int64_t axis = n.get_int("axis", 0);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return std::nullopt;
+    for (int64_t k = 0; k < axis; ++k)
+        if (shape[static_cast<size_t>(k)] != 1) return std::nullopt;
+    return static_cast<size_t>(axis);
+}
+
+} // namespace
+
 // A Concat whose inputs are contiguous blocks of its output (every dimension before the axis is 1)
 // costs no pass over memory: each input's allocation becomes a slice of the output's, so its
 // producer writes there directly (Anime4K's CReLUs and heads, RDN's dense blocks). Each input must
@@ -435,12 +453,7 @@ bool Session::Impl::concat_in_place(const Node& n) {
     const graph::Value& out = graph.value(n.outputs[0]);
     if (!out.shape || !out.shape->is_static() || out.dtype == DType::undefined) return false;
     const gpu::Shape shape = static_shape(graph, n.outputs[0]);
-    const auto rank = static_cast<int64_t>(shape.rank());
-    int64_t axis = n.get_int("axis", 0);
-    if (axis < 0) axis += rank;
-    if (axis < 0 || axis >= rank) return false;
-    for (int64_t k = 0; k < axis; ++k)
-        if (shape[static_cast<size_t>(k)] != 1) return false;
+    if (!blocks_axis(n, shape)) return false;
     const gpu::DType storage = graph::is_float(out.dtype) ? float_dtype(n)
                                                                                 : graph::detail::storage_of(out.dtype);
     // Each input continues the output; a run of inputs that are, in order, all the slices of an
@@ -486,6 +499,60 @@ bool Session::Impl::concat_in_place(const Node& n) {
     }
     stored[n.outputs[0]] = whole;
     sources[n.outputs[0]] = n.inputs;
+    return true;
+}
+
+// A Split whose outputs are contiguous blocks of its input (every dimension before the axis is 1)
+// costs no pass over memory either: each output becomes a slice of the input's allocation, read
+// where it lies (NanoDet's heads split every level's scores from its box distributions). The input
+// must be a whole arena allocation of the node's storage type and every slice must start at the
+// storage-buffer offset alignment; else the Split runs as an op. No step writes a slice (vkml has
+// no in-place ops besides these), so readers of different slices never disturb each other.
+bool Session::Impl::split_in_place(const Node& n) {
+    if (n.op_type != "Split" || !n.domain.empty() || n.inputs.empty() || n.inputs[0] == graph::no_value ||
+        n.outputs.empty())
+        return false;
+    const ValueId x = n.inputs[0];
+    const graph::Value& in = graph.value(x);
+    if (in.is_constant() || !stored[x] || !in.shape || !in.shape->is_static()) return false;
+    const Ref& r = *stored[x];
+    const gpu::DType storage =
+        graph::is_float(in.dtype) ? float_dtype(n) : graph::detail::storage_of(in.dtype);
+    if (r.kind != Ref::Kind::Arena || r.dtype != storage) return false;
+    const uint64_t size = gpu::dtype_size(storage);
+    if (uint64_t(r.shape.elements()) * size != allocs[r.id].exact) return false; // a view of a part
+    const gpu::Shape shape = static_shape(graph, x);
+    const auto found = blocks_axis(n, shape);
+    if (!found) return false;
+    const auto axis = static_cast<int64_t>(*found);
+    const auto rank = static_cast<int64_t>(shape.rank());
+    // The outputs, in order, must tile the input along the axis.
+    std::vector<gpu::Shape> parts;
+    int64_t covered = 0;
+    for (ValueId v : n.outputs) {
+        if (v == graph::no_value || !graph.value(v).shape || !graph.value(v).shape->is_static()) return false;
+        const gpu::Shape o = static_shape(graph, v);
+        if (o.rank() != shape.rank()) return false;
+        for (int64_t k = 0; k < rank; ++k)
+            if (k != axis && o[static_cast<size_t>(k)] != shape[static_cast<size_t>(k)]) return false;
+        if ((uint64_t(covered) * uint64_t(shape.elements() / shape[static_cast<size_t>(axis)]) * size) %
+            alignment)
+            return false;
+        covered += o[static_cast<size_t>(axis)];
+        parts.push_back(o);
+    }
+    if (covered != shape[static_cast<size_t>(axis)]) return false;
+    uint64_t at = 0;
+    const uint32_t whole = r.id;
+    for (size_t k = 0; k < parts.size(); ++k) {
+        const Ref slice = new_alloc({parts[k], storage});
+        allocs[slice.id].parent = whole;
+        allocs[slice.id].parent_offset = at;
+        allocs[whole].has_slices = true;
+        at += uint64_t(parts[k].elements()) * size;
+        stored[n.outputs[k]] = slice;
+        sources[n.outputs[k]] = {x};
+    }
     return true;
 }
 

@@ -28,9 +28,10 @@ struct LayoutStridedView {
 
 // Builds the strided-copy kernel's parameters for `view` over tensors of `dtype` (i64 elements
 // become pairs of words), merging dimensions the view walks contiguously. Fails naming `op` when
-// the view needs more than the kernel's 8 dimensions or 32-bit offsets do not reach.
+// the view needs more than the kernel's 8 dimensions or 32-bit offsets do not reach. An
+// activation (f32 and f16 only) is applied to every element moved.
 LayoutCopyPlan make_layout_copy(gpu::Device& device, const char* op, DType dtype,
-                                const LayoutStridedView& view);
+                                const LayoutStridedView& view, const Activation& activation = {});
 void record_layout_copy(gpu::CommandBuffer& cmd, const LayoutCopyPlan& plan, const Tensor& in,
                         const Tensor& out);
 

@@ -1,6 +1,7 @@
 // The strided-copy kernel and the ops that are nothing but a view of their input: Transpose,
 // Slice, Expand, Tile, Split, DepthToSpace and SpaceToDepth.
 #include <algorithm>
+#include <bit>
 #include <climits>
 #include <numeric>
 
@@ -41,7 +42,11 @@ std::vector<int64_t> layout_strides(const Shape& shape) {
 }
 
 LayoutCopyPlan make_layout_copy(gpu::Device& device, const char* op, DType dtype,
-                                const LayoutStridedView& view) {
+                                const LayoutStridedView& view, const Activation& activation) {
+    if (activation.kind != ActivationKind::None && dtype != DType::f32 && dtype != DType::f16)
+        fail(op, "activation",
+             std::string(activation_name(activation.kind)) + " needs f32 or f16 values, the input is " +
+                 gpu::dtype_name(dtype));
     LayoutStridedView v = view;
     if (dtype == DType::i64) {
         // An i64 element is two words: scale every stride and add the word as the innermost dim.
@@ -96,6 +101,9 @@ LayoutCopyPlan make_layout_copy(gpu::Device& device, const char* op, DType dtype
     std::vector<uint32_t> spec{1};
     spec.insert(spec.end(), plan.push.begin(), plan.push.end());
     for (size_t k = r; k < 8; ++k) spec[1 + 4 + k] = spec[1 + 20 + k] = 1; // unused dims: 1, not 0
+    spec.push_back(uint32_t(activation.kind));                             // constants 29..31
+    spec.push_back(std::bit_cast<uint32_t>(activation.alpha));
+    spec.push_back(std::bit_cast<uint32_t>(activation.beta));
     plan.pipeline = &device.pipeline({.shader = shader_for(device, op, "layout_copy", layout_variant(dtype)),
                                       .bindings = 2,
                                       .push_constant_bytes = sizeof(plan.push),
@@ -153,7 +161,7 @@ std::unique_ptr<Transpose> Transpose::create(gpu::Device& device, const Transpos
         out.push_back(in[size_t(p)]);
     }
     auto op = std::unique_ptr<Transpose>(new Transpose(device));
-    op->plan_ = detail::make_layout_copy(device, "Transpose", desc.input.dtype, v);
+    op->plan_ = detail::make_layout_copy(device, "Transpose", desc.input.dtype, v, desc.activation);
     op->inputs_ = {desc.input};
     op->outputs_ = {{detail::make_shape(out), desc.input.dtype}};
     return op;

@@ -1,11 +1,14 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
+#include "activation.glsl"
 // The strided gather behind Transpose, Slice, Expand, Tile, Split, DepthToSpace and SpaceToDepth:
 // output element i, written contiguously, reads the input element
 //     base + sum_k (c_k % mods[k]) * strides[k]
 // where c is i's multi-index over `dims` (innermost first). Elements are moved as storage words
-// (the i32 variant moves f32 and, as pairs, i64), so the copy is exact for every dtype.
+// (the i32 variant moves f32 and, as pairs, i64), so the copy is exact for every dtype. A
+// Transpose that took the element-wise activation before it (ACT, fuse.cpp) applies it to each
+// element it moves: f32 words in the i32 variant, halves in the f16 one.
 VKML_LOCAL_SIZE;
 layout(std430, set = 0, binding = 0) readonly buffer Src { stype data[]; } src;
 layout(std430, set = 0, binding = 1) writeonly buffer Dst { stype data[]; } dst;
@@ -49,6 +52,27 @@ layout(constant_id = 25) const uint M4 = 1;
 layout(constant_id = 26) const uint M5 = 1;
 layout(constant_id = 27) const uint M6 = 1;
 layout(constant_id = 28) const uint M7 = 1;
+layout(constant_id = 29) const uint ACT = VKML_ACT_NONE;
+layout(constant_id = 30) const float ACT_ALPHA = 0.0;
+layout(constant_id = 31) const float ACT_BETA = 0.0;
+
+// dst[i] = src[off], through the activation if there is one. (A macro: without the 16-bit
+// arithmetic extension f16 values cannot pass through a function.)
+#if VKML_I32
+#define MOVE(i, off)                                                                                    \
+    if (ACT != VKML_ACT_NONE)                                                                           \
+        dst.data[i] = floatBitsToInt(vkml_activate(ACT, intBitsToFloat(src.data[off]), ACT_ALPHA, ACT_BETA)); \
+    else                                                                                                \
+        dst.data[i] = src.data[off]
+#elif VKML_FP16
+#define MOVE(i, off)                                                                                    \
+    if (ACT != VKML_ACT_NONE)                                                                           \
+        dst.data[i] = stype(vkml_activate(ACT, float(src.data[off]), ACT_ALPHA, ACT_BETA));            \
+    else                                                                                                \
+        dst.data[i] = src.data[off]
+#else
+#define MOVE(i, off) dst.data[i] = src.data[off]
+#endif
 
 // Dimension k's term of the source offset; `rem` loses that dimension.
 int term(inout uint rem, uint d, int stride, uint mod) {
@@ -72,12 +96,12 @@ void main() {
         if (S_RANK > 5) off += term(rem, D5, T5, M5);
         if (S_RANK > 6) off += term(rem, D6, T6, M6);
         if (S_RANK > 7) off += term(rem, D7, T7, M7);
-        dst.data[i] = src.data[off];
+        MOVE(i, off);
         return;
     }
     if (i >= p.count) return;
     uint rem = i;
     int off = p.base;
     for (uint k = 0; k < p.rank; ++k) off += term(rem, p.dims[k], p.strides[k], p.mods[k]);
-    dst.data[i] = src.data[off];
+    MOVE(i, off);
 }

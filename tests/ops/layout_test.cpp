@@ -2,6 +2,8 @@
 // result must be exact (expect_equal), in every dtype the device stores.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "op_test.hpp"
 #include "ref/layout.hpp"
 #include "vkml/ops/layout.hpp"
@@ -65,6 +67,36 @@ TEST_F(LayoutTest, TransposeEveryDtypeAndRank) {
             expect_equal(run_op(dev(), *op, {x}, 2)[0], ref::transpose(x, perm),
                          what("Transpose", dt, c.shape));
         }
+}
+
+// A Transpose with a fused activation: the permutation of the activated values (computed here in
+// double), f32 and f16, Sigmoid (NanoDet's heads) and a LeakyRelu for its parameter; integer
+// inputs cannot take one.
+TEST_F(LayoutTest, TransposeAppliesItsActivation) {
+    uint32_t seed = 70;
+    for (DType dt : float_dtypes(dev()))
+        for (const ops::Activation& act : {ops::Activation{ops::ActivationKind::Sigmoid},
+                                           ops::Activation{ops::ActivationKind::LeakyRelu, 0.3f}}) {
+            const Shape shape{1, 5, 7, 3};
+            const HostTensor x = random_tensor(shape, dt, seed++, -4.0, 4.0);
+            auto op = ops::Transpose::create(dev(),
+                                             {.input = {shape, dt}, .perm = {0, 2, 3, 1}, .activation = act});
+            HostTensor want = ref::transpose(x, {0, 2, 3, 1});
+            for (double& v : want.data)
+                v = round_to(act.kind == ops::ActivationKind::Sigmoid ? 1.0 / (1.0 + std::exp(-v))
+                             : v >= 0                                 ? v
+                                                                      : 0.3 * v,
+                             dt);
+            expect_close(run_op(dev(), *op, {x})[0], want, tolerance(dt, 1e-6, 1e-3),
+                         what("Transpose+activation", dt, shape));
+        }
+    expect_error(
+        [&] {
+            ops::Transpose::create(
+                dev(),
+                {.input = {{2, 3}, DType::i32}, .perm = {1, 0}, .activation = {ops::ActivationKind::Relu}});
+        },
+        {"Transpose", "activation", "f32 or f16"});
 }
 
 TEST_F(LayoutTest, SliceStepsAxesAndClamping) {

@@ -199,6 +199,41 @@ TEST_F(FusionTest, SiluFusesIntoItsProducer) {
     }
 }
 
+TEST_F(FusionTest, ActivationFusesIntoTheTransposeAfterIt) {
+    // A Sigmoid whose producer cannot take it (a Split's part, as NanoDet's heads) and whose only
+    // reader is a Transpose, directly or through a Reshape (variant 3, as NanoDet): the Transpose
+    // applies it. Read elsewhere too, or a graph output, it stays.
+    for (int variant = 0; variant < 4; ++variant) {
+        Graph g = new_graph("act_transpose");
+        const ValueId x = input(g, "x", {1, 6, 5, 3});
+        const ValueId a = g.add_value("a"), b = g.add_value("b");
+        graph::Node& sp = g.add_node("Split", {x, g.add_constant("parts", ints({4, 2}))}, {a, b}, "split");
+        sp.attributes.insert_or_assign("axis", graph::Attribute(int64_t{1}));
+        const ValueId s = node(g, "Sigmoid", {a}, "sig");
+        const ValueId r =
+            variant == 3 ? node(g, "Reshape", {s, g.add_constant("to", ints({1, 4, 15}))}, "r") : s;
+        const std::vector<int64_t> perm =
+            variant == 3 ? std::vector<int64_t>{0, 2, 1} : std::vector<int64_t>{0, 2, 3, 1};
+        g.outputs().push_back(node(g, "Transpose", {r}, "t", {{"perm", perm}}));
+        g.outputs().push_back(node(g, "Transpose", {b}, "u", {{"perm", std::vector<int64_t>{0, 2, 3, 1}}}));
+        if (variant == 1) g.outputs().push_back(node(g, "Neg", {s}, "n"));
+        if (variant == 2) g.outputs().push_back(s);
+        Graph f = inferred(g);
+        graph::fuse(f);
+        const auto hist = graph::op_histogram(f);
+        const bool fuses = variant == 0 || variant == 3;
+        EXPECT_EQ(hist.count("Sigmoid"), fuses ? 0u : 1u) << variant << graph::dump(f);
+        if (fuses) {
+            for (const Node& n : f.nodes())
+                if (n.op_type == "Transpose" && f.value(n.outputs[0]).name == "t") {
+                    EXPECT_EQ(n.get_string("vkml_activation", ""), "Sigmoid");
+                    EXPECT_EQ(n.get_strings("vkml_fused"), (std::vector<std::string>{"sig"}));
+                }
+        }
+        EXPECT_LE(fused_vs_unfused(g), 1e-6) << variant;
+    }
+}
+
 TEST_F(FusionTest, WhatMustNotFuse) {
     {
         // The Conv's output is read twice: the Add cannot take it over.

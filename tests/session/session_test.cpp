@@ -501,6 +501,52 @@ TEST(MemoryPlan, EmptyAndSingle) {
 // recorded; nested (a Concat of another in-place Concat's parts, as Anime4K's heads), a value in
 // two Concats (the second one copies), slices off the offset alignment (copied) and a slice that
 // is a graph output all give the numbers of the unfused session.
+// Split in place: a Conv's output split along the channels is read where it lies by the Split's
+// readers (a Sigmoid, a Transpose, a Concat of both parts, a graph output), so no Split step runs;
+// with slices off the alignment (variant 1) or split along a dimension behind a non-1 one
+// (variant 2) the Split runs as an op. The results equal the session without fusions, in f32 and
+// in f16 storage.
+TEST_F(SessionTest, SplitReadsItsInputInPlace) {
+    const int64_t align = int64_t(dev().caps().min_storage_buffer_offset_alignment);
+    for (int variant = 0; variant < 3; ++variant) {
+        Graph g = new_graph("split_in_place");
+        // 4 x 4 x w values per channel: slices of 3 and 5 channels start at multiples of the
+        // alignment in f16 and f32, except in variant 1 (1 x 3 pixels, 6-byte channels).
+        const int64_t w = variant == 1 ? 3 : std::max<int64_t>(align / 2, 4);
+        const int64_t h = variant == 1 ? 1 : 4;
+        const ValueId x = input(g, "x", {1, 2, h, w});
+        const ValueId wt =
+            g.add_constant("w", rand_tensor({8, 2, 1, 1}, 80 + uint32_t(variant), -0.5f, 0.5f));
+        const ValueId c = node(g, "Conv", {x, wt}, "conv");
+        const ValueId a = g.add_value("a"), b = g.add_value("b");
+        const int64_t axis = variant == 2 ? 2 : 1;
+        graph::Node& sp =
+            g.add_node("Split",
+                       {c, g.add_constant("parts", ints(variant == 2 ? std::vector<int64_t>{1, h - 1}
+                                                                     : std::vector<int64_t>{3, 5}))},
+                       {a, b}, "split");
+        sp.attributes.insert_or_assign("axis", graph::Attribute(axis));
+        g.outputs().push_back(node(g, "Sigmoid", {a}, "sig"));
+        g.outputs().push_back(node(g, "Transpose", {b}, "t", {{"perm", std::vector<int64_t>{0, 2, 3, 1}}}));
+        g.outputs().push_back(node(g, "Concat", {b, a}, "swapped", {{"axis", axis}}));
+        g.outputs().push_back(a);
+        const TensorData xd = rand_tensor({1, 2, h, w}, 90 + uint32_t(variant));
+        for (bool fp32 : {true, false}) {
+            Session fused(dev(), g, {.fp32 = fp32});
+            Session plain(dev(), g, {.fp32 = fp32, .fuse = false});
+            size_t splits = 0;
+            for (const auto& st : fused.steps()) splits += st.op_type == "Split";
+            EXPECT_EQ(splits, variant == 0 ? 0u : 1u) << fused.describe();
+            const auto got = fused.run(std::vector<TensorData>{xd}),
+                       want = plain.run(std::vector<TensorData>{xd});
+            ASSERT_EQ(got.size(), want.size());
+            for (size_t k = 0; k < got.size(); ++k)
+                EXPECT_EQ(max_rel_diff(got[k], want[k]), 0.0)
+                    << "variant " << variant << " output " << k << (fp32 ? " f32" : " f16");
+        }
+    }
+}
+
 TEST_F(SessionTest, ConcatWritesItsInputsInPlace) {
     const int64_t align = int64_t(dev().caps().min_storage_buffer_offset_alignment);
     for (int variant = 0; variant < 4; ++variant) {

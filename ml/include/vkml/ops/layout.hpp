@@ -228,6 +228,9 @@ private:
 struct TransposeDesc {
     TensorDesc input;
     std::vector<int64_t> perm;
+    // Applied to every element moved (f32 and f16 inputs): the element-wise activation before a
+    // Transpose, fused into it (it commutes with any permutation).
+    Activation activation;
 };
 
 class Transpose final : public Op {
