@@ -81,7 +81,8 @@ int bench_model_main(Args args) {
             "  --f16-accumulate lets Conv, Gemm and MatMul sum in f16 on tensor cores "
             "(ops::Accumulation::F16);\n"
             "  --cold writes 256 MiB of other memory before each timed run (untimed), so the caches hold\n"
-            "  none of the model's weights or tensors, as in a frame after the rendering.\n");
+            "  none of the model's weights or tensors, as in a frame after the rendering (and before\n"
+            "  --profile's run).\n");
         return help ? 0 : 2;
     }
     const std::string path(args[0]);
@@ -173,10 +174,16 @@ int bench_model_main(Args args) {
     std::vector<double> ms;
     for (const auto& r : profiler.results()) ms.push_back(r.duration_us / 1000.0);
     if (profile) {
-        // One more run with a timestamp scope per step: where the time goes, op by op.
+        // One more run with a timestamp scope per step: where the time goes, op by op (with
+        // --cold, after the 256 MiB of other writes too).
         gpu::Profiler steps(*device, uint32_t(session.steps().size() + 4));
         device->run_now(gpu::QueueRole::Compute, [&](gpu::CommandBuffer& cmd) {
             steps.reset(cmd);
+            if (flush) {
+                gpu::barrier::compute_to_transfer(cmd);
+                cmd.fill(flush->range(), 7u, flush_bytes);
+                gpu::barrier::transfer_to_compute(cmd);
+            }
             session.record(cmd, {inputs, outputs}, &steps);
         });
         std::printf("%s\n", gpu::timing_table(steps.results()).c_str());
