@@ -23,7 +23,9 @@ double median(std::vector<double> v) {
 // The median GPU time of vkml's copy kernel moving `bytes` (read once, written once; rounded up to
 // 16): the time a memory-bound op of that traffic could reach with the same launch and ramp.
 double copy_us(gpu::Device& device, uint64_t bytes, int runs) {
-    bytes = std::max<uint64_t>((bytes + 15) / 16 * 16, 16);
+    // (At most one storage buffer's range: past it the time is that range's.)
+    bytes = std::min(std::max<uint64_t>((bytes + 15) / 16 * 16, 16),
+                     device.caps().max_storage_buffer_range / 16 * 16);
     gpu::Buffer src(device, {.size = bytes, .name = "bench src"}), dst(device, {.size = bytes, .name = "bench dst"});
     const gpu::Pipeline& copy = device.pipeline(
         {.shader = gpu::ShaderId::copy_f32, .bindings = 2, .push_constant_bytes = 4, .workgroup = {256, 1, 1}});
@@ -51,7 +53,10 @@ double copy_us(gpu::Device& device, uint64_t bytes, int runs) {
 
 // Device memory bandwidth as vkml's own copy kernel achieves it: the roofline for memory-bound ops.
 double measure_bandwidth(gpu::Device& device, bool large) {
-    const uint64_t bytes = large ? (256ull << 20) : (16ull << 20);
+    // 256 MiB (more than any last-level cache) where a storage buffer may be that long; lavapipe's
+    // maxStorageBufferRange is 128 MiB.
+    const uint64_t bytes = std::min<uint64_t>(large ? (256ull << 20) : (16ull << 20),
+                                              device.caps().max_storage_buffer_range / 16 * 16);
     const double t = copy_us(device, bytes, 7);
     return t > 0 ? 2.0 * double(bytes) / (t * 1e-6) : 0;
 }
@@ -59,6 +64,9 @@ double measure_bandwidth(gpu::Device& device, bool large) {
 } // namespace
 
 int run_op_bench(gpu::Device& device, const OpBenchOptions& options) {
+    // VKML_BENCH_CONV's cases first: a malformed list fails before any GPU work.
+    std::vector<OpBenchCase> all = op_bench_extra_cases();
+    for (OpBenchCase& c : op_bench_cases()) all.push_back(std::move(c));
     const auto& caps = device.caps();
     const double bandwidth = measure_bandwidth(device, options.large);
     std::printf("device: %s\nroofline: memory %.1f GB/s (vkml copy kernel, this run)", caps.device_name.c_str(),
@@ -72,8 +80,6 @@ int run_op_bench(gpu::Device& device, const OpBenchOptions& options) {
         rows += std::string(rows.empty() ? "\n  " : ",\n  ") + "{\"name\": " + json_quote(c.name) +
                 ", \"dtype\": " + json_quote(gpu::dtype_name(dtype)) + ", " + rest + "}";
     };
-    std::vector<OpBenchCase> all = op_bench_extra_cases();
-    for (OpBenchCase& c : op_bench_cases()) all.push_back(std::move(c));
     for (const OpBenchCase& c : all) {
         if (c.large != options.large) continue;
         if (!options.filter.empty() && c.name.find(options.filter) == std::string::npos) continue;
