@@ -13,6 +13,8 @@ void add_detect_ops(std::vector<OpInfo>& out) {
          "Runtime's order, equal scores by ascending box index; score > score_threshold, IoU > "
          "iou_threshold (f32); bitonic sort per (batch, class) (shared memory up to 512 keys, global "
          "passes above), greedy selection with a shared-memory bitmask, one workgroup per (batch, class); "
+         "with a score_threshold and N at most twice the candidates shared memory holds (2048 in 48 KiB), "
+         "only the candidates are sorted and swept, in shared memory, in one dispatch (NmsSort); "
          "N up to 65536 (16 KiB shared memory) or 131072 (32 KiB); max_output_boxes_per_class >= 1"});
     out.push_back(
         {"ImageToTensor", f, "f32, f16",
@@ -31,7 +33,8 @@ void add_detect_ops(std::vector<OpInfo>& out) {
                    "scale min(dst/src), "
                    "bilinear with half-pixel centres and clamped edges (no antialiasing), pad_value (default "
                    "114/255), then "
-                   "per-channel (x * scale - mean) / std; RGB or BGR"});
+                   "per-channel (x * scale - mean) / std; RGB or BGR; or straight from a sampled VkImage "
+                   "(ImageToTensor's formats, sRGB as stored values)"});
     out.push_back(
         {"YoloDecode", f, "f32, f16 -> f32",
          "vkml op, not ONNX: YOLOv5 [B, N, 5 + C] (cx, cy, w, h, objectness, classes) or YOLOv8 [B, 4 + C, "

@@ -34,7 +34,10 @@ void add_layout_ops(std::vector<OpInfo>& out) {
                    "clamping as ONNX. One strided-copy dispatch." +
                        exact});
     out.push_back(
-        {"Transpose", family, all, "perm (default reversed), rank <= 6. One strided-copy dispatch." + exact});
+        {"Transpose", family, all,
+         "perm (default reversed), rank <= 6. One strided-copy dispatch; an element-wise activation before "
+         "it is applied by it (f32, f16)." +
+             exact});
     out.push_back(
         {"Pad", family, all,
          "modes constant (constant_value), reflect, edge, wrap; negative pads crop; axes. reflect and wrap "
