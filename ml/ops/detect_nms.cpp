@@ -204,14 +204,17 @@ NonMaxSuppression::NonMaxSuppression(gpu::Device& device, const NonMaxSuppressio
              .specialization = {n32, padded_, uint32_t(classes), slots_, uint32_t(desc.center_point_box),
                                 float_bits(desc.iou_threshold), words}});
     }
-    offsets_ = &device.pipeline({.shader = detail::shader_for(device, op_name, "nms_offsets", "i32"),
-                                 .bindings = 3,
-                                 .workgroup = {wg, 1, 1},
-                                 .specialization = {groups_, index64 ? 1u : 0u}});
-    scatter_ = &device.pipeline({.shader = detail::shader_for(device, op_name, "nms_scatter", "i32"),
-                                 .bindings = 4,
-                                 .workgroup = {64, 1, 1},
-                                 .specialization = {groups_, slots_, uint32_t(classes), index64 ? 1u : 0u}});
+    if (!direct_) { // the compact kernel of a single group writes the outputs itself
+        offsets_ = &device.pipeline({.shader = detail::shader_for(device, op_name, "nms_offsets", "i32"),
+                                     .bindings = 3,
+                                     .workgroup = {wg, 1, 1},
+                                     .specialization = {groups_, index64 ? 1u : 0u}});
+        scatter_ =
+            &device.pipeline({.shader = detail::shader_for(device, op_name, "nms_scatter", "i32"),
+                              .bindings = 4,
+                              .workgroup = {64, 1, 1},
+                              .specialization = {groups_, slots_, uint32_t(classes), index64 ? 1u : 0u}});
+    }
 
     inputs_ = {boxes, scores};
     outputs_ = {{{int64_t(capacity()), 3}, desc.index_dtype}, {{1}, desc.index_dtype}};
