@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 
 #include "gpu_test.hpp"
+#include "image_upload.hpp"
 #include "vkml/fg/executor.hpp"
 #include "vkml/fg/frame_graph.hpp"
 #include "vkml/gpu/image.hpp"
@@ -183,24 +184,9 @@ TEST_F(Detect, FramePassMatchesPixels) {
 
     const uint32_t w = uint32_t(dog.w), h = uint32_t(dog.h);
     gpu::Image image(dev(), {.width = w, .height = h, .format = VK_FORMAT_R8G8B8A8_UNORM, .name = "dog"});
-    gpu::Buffer staging(dev(), gpu::BufferDesc{.size = size_t(w) * h * 4,
-                                               .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
-                                               .memory = gpu::MemoryUsage::Upload,
-                                               .name = "dog staging"});
-    for (size_t i = 0; i < size_t(w) * h; ++i) {
-        std::memcpy(staging.mapped() + i * 4, &dog.px[i * 3], 3);
-        staging.mapped()[i * 4 + 3] = std::byte{255};
-    }
-    dev().run_now(gpu::QueueRole::Graphics, [&](gpu::CommandBuffer& cmd) {
-        gpu::barrier::image(cmd, image.vk(), VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                            VK_PIPELINE_STAGE_2_NONE, VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_COPY_BIT,
-                            VK_ACCESS_2_TRANSFER_WRITE_BIT);
-        cmd.copy(staging.range(), image);
-        gpu::barrier::image(cmd, image.vk(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                            VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
-                            VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
-                            VK_ACCESS_2_SHADER_SAMPLED_READ_BIT);
-    });
+    std::vector<uint8_t> rgba(size_t(w) * h * 4, 255);
+    for (size_t i = 0; i < size_t(w) * h; ++i) std::memcpy(&rgba[i * 4], &dog.px[i * 3], 3);
+    upload_texels(dev(), image, rgba, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, gpu::QueueRole::Graphics);
     for (fg::Queue queue : {fg::Queue::Graphics, fg::Queue::AsyncCompute}) {
         fg::FrameGraph g({.name = "detector test", .output_width = w, .output_height = h});
         const fg::ImageHandle in =

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpu_test.hpp"
+#include "image_upload.hpp"
 #include "vkml/shader_ids.hpp"
 
 namespace vkml::test {
@@ -29,18 +30,7 @@ gpu::Image texture(gpu::Device& dev, const std::vector<uint8_t>& texels, const c
                            .height = height,
                            .usage = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT,
                            .name = name});
-    gpu::Buffer staging(dev, {.size = texels.size(), .name = "texels"});
-    gpu::upload(dev, staging.range(), std::as_bytes(std::span(texels)));
-    dev.run_now(gpu::QueueRole::Compute, [&](gpu::CommandBuffer& cmd) {
-        gpu::barrier::image(cmd, image.vk(), VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                            VK_PIPELINE_STAGE_2_NONE, VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_COPY_BIT,
-                            VK_ACCESS_2_TRANSFER_WRITE_BIT);
-        cmd.copy(staging.range(), image);
-        gpu::barrier::image(cmd, image.vk(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                            VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
-                            VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
-                            VK_ACCESS_2_SHADER_SAMPLED_READ_BIT);
-    });
+    upload_texels(dev, image, texels);
     return image;
 }
 

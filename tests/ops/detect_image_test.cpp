@@ -8,6 +8,7 @@
 #include <cstring>
 #include <random>
 
+#include "image_upload.hpp"
 #include "op_test.hpp"
 #include "ref/detect_post_ref.hpp"
 #include "ref/detect_ref.hpp"
@@ -72,22 +73,6 @@ gpu::Image make_image(gpu::Device& dev, VkFormat format, uint32_t w, uint32_t h)
     if (format != VK_FORMAT_R8G8B8A8_SRGB) usage |= VK_IMAGE_USAGE_STORAGE_BIT;
     return gpu::Image(dev,
                       {.width = w, .height = h, .format = format, .usage = usage, .name = name_of(format)});
-}
-
-// Copies `bytes` into the image and leaves it in `layout`, visible to compute-shader reads.
-void upload_image(gpu::Device& dev, const gpu::Image& image, const std::vector<uint8_t>& bytes,
-                  VkImageLayout layout) {
-    gpu::Buffer staging(dev, {.size = bytes.size(), .name = "texels"});
-    gpu::upload(dev, staging.range(), std::as_bytes(std::span(bytes)));
-    dev.run_now(gpu::QueueRole::Compute, [&](gpu::CommandBuffer& cmd) {
-        gpu::barrier::image(cmd, image.vk(), VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                            VK_PIPELINE_STAGE_2_NONE, VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_COPY_BIT,
-                            VK_ACCESS_2_TRANSFER_WRITE_BIT);
-        cmd.copy(staging.range(), image);
-        gpu::barrier::image(cmd, image.vk(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, layout,
-                            VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                            VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_SAMPLED_READ_BIT);
-    });
 }
 
 // Records ImageToTensor on an image already in the op's layout; returns the tensor.
@@ -169,7 +154,7 @@ TEST_F(DetectImage, ImageToTensorReadsEveryFormat) {
         const VkImageLayout layout = format == VK_FORMAT_B8G8R8A8_UNORM
                                          ? VK_IMAGE_LAYOUT_GENERAL
                                          : VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
-        upload_image(dev(), image, bytes, layout);
+        upload_texels(dev(), image, bytes, layout);
         const auto pixels = ref_detect::decode_pixels(bytes, format, w, h);
         for (gpu::DType dtype : float_dtypes(dev())) {
             for (uint32_t channels : {3u, 4u}) {
@@ -224,7 +209,7 @@ TEST_F(DetectImage, ImageToTensorSrgb) {
     std::vector<uint8_t> bytes = random_texels(format, w, h, 9);
     for (size_t i = 0; i < 1024; ++i)
         bytes[i] = uint8_t(i * 3 + i / 256); // every byte value in every channel
-    upload_image(dev(), image, bytes, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+    upload_texels(dev(), image, bytes, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
     const auto linear = ref_detect::decode_pixels(bytes, format, w, h, true);
     const auto stored = ref_detect::decode_pixels(bytes, format, w, h, false);
     PixelTransform imagenet{.mean = {0.485f, 0.456f, 0.406f}, .std = {0.229f, 0.224f, 0.225f}};
@@ -303,7 +288,7 @@ TEST_F(DetectImage, LetterboxReadsImagesDirectly) {
     for (const Case& c : cases) {
         gpu::Image image = make_image(dev(), c.format, c.w, c.h);
         const auto bytes = random_texels(c.format, c.w, c.h, seed++);
-        upload_image(dev(), image, bytes, c.layout);
+        upload_texels(dev(), image, bytes, c.layout);
         const auto pixels = ref_detect::decode_pixels(bytes, c.format, c.w, c.h, false);
         HostTensor src({1, 3, int64_t(c.h), int64_t(c.w)}, gpu::DType::f32);
         for (size_t ch = 0; ch < 3; ++ch)
@@ -458,7 +443,7 @@ void check_round_trip(gpu::Device& dev, VkFormat format, uint32_t channels, gpu:
     const uint32_t w = 23, h = 9;
     gpu::Image src = make_image(dev, format, w, h), dst = make_image(dev, format, w, h);
     auto bytes = random_texels(format, w, h, seed);
-    upload_image(dev, src, bytes, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+    upload_texels(dev, src, bytes, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
     auto read = ImageToTensor::create(dev, {.width = w,
                                             .height = h,
                                             .format = format,

@@ -22,6 +22,7 @@
 #include <set>
 
 #include "gpu_test.hpp"
+#include "image_upload.hpp"
 #include "npy.hpp"
 #include "style_paths.hpp"
 #include "style_ref.hpp"
@@ -340,21 +341,7 @@ namespace {
 gpu::Image upload_image(gpu::Device& d, uint32_t w, uint32_t h, const std::vector<uint8_t>& rgba) {
     gpu::Image image(
         d, {.width = w, .height = h, .format = VK_FORMAT_R8G8B8A8_UNORM, .name = "style test input"});
-    gpu::Buffer staging(d, gpu::BufferDesc{.size = rgba.size(),
-                                           .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
-                                           .memory = gpu::MemoryUsage::Upload,
-                                           .name = "staging"});
-    std::memcpy(staging.mapped(), rgba.data(), rgba.size());
-    d.run_now(gpu::QueueRole::Graphics, [&](gpu::CommandBuffer& cmd) {
-        gpu::barrier::image(cmd, image.vk(), VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                            VK_PIPELINE_STAGE_2_NONE, VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_COPY_BIT,
-                            VK_ACCESS_2_TRANSFER_WRITE_BIT);
-        cmd.copy(staging.range(), image);
-        gpu::barrier::image(cmd, image.vk(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                            VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
-                            VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
-                            VK_ACCESS_2_SHADER_SAMPLED_READ_BIT);
-    });
+    upload_texels(d, image, rgba, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, gpu::QueueRole::Graphics);
     return image;
 }
 
