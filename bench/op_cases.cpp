@@ -187,32 +187,50 @@ std::vector<OpBenchCase> op_bench_cases() {
     };
 }
 
-// VKML_BENCH_CONV="C,M,K,H,W[,STRIDE];...": more large Conv cases (group 1, pads K / 2), for tuning
-// a network's own layers on a device. A malformed entry is an error naming it.
-std::vector<OpBenchCase> op_bench_extra_cases() {
-    std::vector<OpBenchCase> out;
-    const char* env = std::getenv("VKML_BENCH_CONV");
+namespace {
+
+// The entries of a list "a,b,c;d,e,f;..." in environment variable `name`, each of `min_fields` to
+// `max_fields` sizes from 1 to 65536; a malformed entry is an error naming it and `form`.
+std::vector<std::vector<int64_t>> env_size_lists(const char* name, const char* form, size_t min_fields,
+                                                 size_t max_fields) {
+    std::vector<std::vector<int64_t>> out;
+    const char* env = std::getenv(name);
     if (!env) return out;
     std::stringstream all(env);
     std::string item;
     while (std::getline(all, item, ';')) {
         if (item.empty()) continue;
+        const auto bad = [&](const char* what) {
+            return Error(ErrorCode::InvalidArgument,
+                         std::string(name) + ": '" + item + "' is not " + form + what);
+        };
         std::vector<int64_t> v;
         std::stringstream one(item);
         std::string field;
         while (std::getline(one, field, ',')) {
             char* end = nullptr;
             const long long x = std::strtoll(field.c_str(), &end, 10);
-            if (field.empty() || *end != '\0' || x < 1 || x > 65536)
-                throw Error(ErrorCode::InvalidArgument,
-                            "VKML_BENCH_CONV: '" + item + "' is not C,M,K,H,W[,STRIDE] of positive sizes");
+            if (field.empty() || *end != '\0' || x < 1 || x > 65536) throw bad(" of positive sizes");
             v.push_back(x);
         }
-        if (v.size() != 5 && v.size() != 6)
-            throw Error(ErrorCode::InvalidArgument,
-                        "VKML_BENCH_CONV: '" + item + "' is not C,M,K,H,W[,STRIDE]");
-        out.push_back(conv_case(true, v[0], v[1], v[2], v[3], v[4], 1, v.size() == 6 ? v[5] : 1));
+        if (v.size() < min_fields || v.size() > max_fields) throw bad("");
+        out.push_back(std::move(v));
     }
+    return out;
+}
+
+} // namespace
+
+// More large cases, for tuning a network's own layers on a device. A malformed entry is an error
+// naming it.
+//   VKML_BENCH_CONV="C,M,K,H,W[,STRIDE];...": Conv (group 1, pads K / 2)
+//   VKML_BENCH_MATMUL="M,K,N;...": MatMul [M, K] x [K, N], fp32 accumulation
+std::vector<OpBenchCase> op_bench_extra_cases() {
+    std::vector<OpBenchCase> out;
+    for (const auto& v : env_size_lists("VKML_BENCH_CONV", "C,M,K,H,W[,STRIDE]", 5, 6))
+        out.push_back(conv_case(true, v[0], v[1], v[2], v[3], v[4], 1, v.size() == 6 ? v[5] : 1));
+    for (const auto& v : env_size_lists("VKML_BENCH_MATMUL", "M,K,N", 3, 3))
+        out.push_back(matmul_case(true, v[0], v[1], v[2]));
     return out;
 }
 

@@ -320,20 +320,38 @@ uint64_t split_target() {
     return target;
 }
 
-const CoopTile& coop_tile(uint64_t rows, bool wide) {
-    // Must match the -DCM_* lines of shaders/conv.list.
-    static const CoopTile tiles[] = {{"_cm16", 16, 128, 64},
-                                     {"_cm32", 32, 128, 128},
-                                     {"_cm64", 64, 128, 128},
-                                     {"_cm128", 128, 128, 256},
-                                     {"_cm64w", 64, 256, 256}};
-    // VKML_COOP_TILE=cm16|cm32|cm64|cm64w|cm128 forces one tile (for tuning with vkml bench ops).
+namespace {
+// Must match the -DCM_* lines of shaders/conv.list.
+const CoopTile coop_tiles[] = {{"_cm16", 16, 128, 64},
+                               {"_cm32", 32, 128, 128},
+                               {"_cm64", 64, 128, 128},
+                               {"_cm128", 128, 128, 256},
+                               {"_cm64w", 64, 256, 256},
+                               // GEMM only (coop_for):
+                               {"_cm128q", 128, 128, 128},
+                               {"_cm256", 128, 256, 256}};
+
+// VKML_COOP_TILE=cm16|cm32|cm64|cm64w|cm128 (or, for GEMMs, cm128q|cm256) forces one tile (for
+// tuning with vkml bench ops); "" where unset.
+const std::string& forced_tile() {
     static const std::string forced = [] {
         const char* v = std::getenv("VKML_COOP_TILE");
         return v ? std::string("_") + v : std::string();
     }();
+    return forced;
+}
+
+const CoopTile& coop_tile_named(std::string_view suffix) {
+    for (const CoopTile& t : coop_tiles)
+        if (suffix == t.suffix) return t;
+    throw Error(ErrorCode::Generic, "no tensor-core tile " + std::string(suffix));
+}
+} // namespace
+
+const CoopTile& coop_tile(uint64_t rows, bool wide) {
+    const auto& tiles = coop_tiles;
     for (const CoopTile& t : tiles)
-        if (forced == t.suffix) return t;
+        if (forced_tile() == t.suffix) return t;
     // Wide: the 256-column 64-row tile (fewer, longer tiles): the implicit GEMM's gathers (0.97
     // against 1.17 ms for a 3x3 64->64 conv at 960x540 on an H100) and 1x1 convolutions over many
     // pixels (64->64 at 960x540: 80 against 110 us); other plain GEMMs the 128-column one.
@@ -341,6 +359,33 @@ const CoopTile& coop_tile(uint64_t rows, bool wide) {
     for (int i = 0; i < 4; ++i)
         if (rows <= tiles[i].rows) return tiles[i];
     return tiles[3];
+}
+
+const CoopTile* coop_for(const gpu::Device& device, DType dtype, uint64_t rows, uint64_t cols,
+                         uint64_t batches) {
+    if (rows < coop_min_rows() || !coop_available(device, dtype)) return nullptr;
+    // GEMMs of 128 rows or more take 4x4 fragments a subgroup (64 x 64: half the shared-memory
+    // loads per product of the 2x4 fragments of cm128) where the tile count still fills the device
+    // (a workgroup per multiprocessor): cm256 (128 x 256, one workgroup a multiprocessor at 215
+    // registers) first, else cm128q (128 x 128, 2x2 subgroups, two a multiprocessor). H200, f16,
+    // us, cm128 / cm128q / cm256: MatMul 2048^3 86 / 72 / - (128 tiles of cm256: too few),
+    // 4096^3 755 / 656 / 566, 4096x512x4096 101 / 88 / 82. VKML_GEMM_BIG_TILE=cm128q (not
+    // cm256) or none (cm128) for tuning.
+    static const std::string big = [] {
+        const char* v = std::getenv("VKML_GEMM_BIG_TILE");
+        return v ? std::string(v) : std::string("cm256");
+    }();
+    const CoopTile& t = coop_tile(rows);
+    if (rows >= 128 && forced_tile().empty() && big != "none") {
+        const uint64_t sms = std::max<uint64_t>(device.caps().multiprocessors, 1);
+        for (const char* name : {"_cm256", "_cm128q"}) {
+            if (big == "cm128q" && name == std::string_view("_cm256")) continue;
+            const CoopTile& b = coop_tile_named(name);
+            const uint64_t tiles = (rows + b.rows - 1) / b.rows * ((cols + b.cols - 1) / b.cols) * batches;
+            if (tiles >= sms) return &b;
+        }
+    }
+    return &t;
 }
 
 const gpu::Pipeline& gemm_pipeline(gpu::Device& device, const char* op, DType dtype, const GemmSpec& spec,

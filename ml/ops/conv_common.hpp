@@ -128,11 +128,10 @@ const CoopTile& coop_tile(uint64_t rows, bool wide = false);
 uint64_t coop_min_rows();
 // Split K until the tensor-core igemm has about this many workgroups (VKML_SPLIT_TARGET; 0: never).
 uint64_t split_target();
-// Auto's choice for a GEMM: the tile when the device has them and the output has enough rows, else
-// nullptr.
-inline const CoopTile* coop_for(const gpu::Device& device, DType dtype, uint64_t rows) {
-    return rows >= coop_min_rows() && coop_available(device, dtype) ? &coop_tile(rows) : nullptr;
-}
+// Auto's choice for a GEMM of rows x cols outputs in `batches`: the tile when the device has them
+// and the output has enough rows, else nullptr (see conv_common.cpp).
+const CoopTile* coop_for(const gpu::Device& device, DType dtype, uint64_t rows, uint64_t cols,
+                         uint64_t batches);
 
 // The conv_gemm pipeline specialized for `spec`: the scalar tile (workgroup tile_workgroup) or,
 // with `coop`, that tensor-core tile in shader variant `variant` (coop_variant's). 16 bytes of push

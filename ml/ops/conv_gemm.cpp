@@ -40,7 +40,7 @@ GemmKernel gemm_kernel(gpu::Device& device, const char* op, DType dtype, const d
         k.vector = true;
         return k;
     }
-    const detail::conv::CoopTile* coop = detail::conv::coop_for(device, dtype, spec.m);
+    const detail::conv::CoopTile* coop = detail::conv::coop_for(device, dtype, spec.m, spec.n, batches);
     Accumulation got = Accumulation::F32;
     const char* variant = coop ? detail::conv::coop_variant(device, want, got) : "f16";
     return {&detail::conv::gemm_pipeline(device, op, dtype, spec, coop, variant),
@@ -187,6 +187,10 @@ void MatMul::record_impl(gpu::CommandBuffer& cmd, std::span<const Tensor> inputs
     const gpu::BufferRange a = inputs[0].range();
     const gpu::BufferRange bufs[] = {a, inputs[1].range(), a, a, outputs[0].range()};
     cmd.dispatch(*pipeline_, bufs, push_, groups_);
+}
+
+const std::string& MatMul::kernel() const {
+    return pipeline_->name();
 }
 
 } // namespace vkml::ops

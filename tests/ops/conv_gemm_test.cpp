@@ -1,5 +1,6 @@
 // Gemm and MatMul against the double-precision reference, in f32 and f16 storage, plus
 // descriptor errors.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -155,6 +156,25 @@ TEST_F(ConvMatMulTest, AlignedBatchedBroadcast) {
     check("aligned batched", {3, 16, 24}, {3, 24, 32}, {3, 16, 32});
     check("aligned B broadcast", {2, 40, 8}, {8, 48}, {2, 40, 48});
     check("aligned 12 rows", {12, 32}, {2, 32, 16}, {2, 12, 16});
+}
+
+TEST_F(ConvMatMulTest, LargeProductsTakeTheWideTiles) {
+    // On tensor cores, 128 rows or more: cm256 (128 x 256) where its tiles are at least one per
+    // multiprocessor, else cm128q (128 x 128, 4x4 fragments a subgroup) where its are, else cm128.
+    // Sizes made for this device's count (259 rows: three row blocks, the last of 3 rows; K 75).
+    const int64_t blocks = (std::max<int64_t>(dev().caps().multiprocessors, 1) + 2) / 3; // per row block
+    const int64_t n256 = 256 * blocks - 5, n128 = 128 * blocks - 5;
+    check("cm256", {259, 75}, {75, n256}, {259, n256});
+    check("cm128q", {259, 75}, {75, n128}, {259, n128});
+    if (!dev().caps().coopmat_nv) GTEST_SKIP() << "no tensor cores: the scalar tile ran";
+    auto kernel = [&](int64_t n) {
+        return ops::MatMul::create(dev(),
+                                   {.a = {{259, 75}, gpu::DType::f16}, .b = {{75, n}, gpu::DType::f16}})
+            ->kernel();
+    };
+    EXPECT_EQ(kernel(n256), "conv_gemm_cm256_f16");
+    EXPECT_EQ(kernel(n128), "conv_gemm_cm128q_f16");
+    EXPECT_EQ(kernel(n128 / 2), "conv_gemm_cm128_f16");
 }
 
 TEST_F(ConvMatMulTest, BatchedBroadcast) {

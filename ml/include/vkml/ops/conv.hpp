@@ -226,6 +226,8 @@ public:
     // rather than a tile.
     bool vector_kernel() const { return vector_; }
     Accumulation accumulation() const { return accumulation_; } // what its products are summed in
+    // The pipeline it records (shader and variant, e.g. "conv_gemm_cm256_f16": the tile Auto chose).
+    const std::string& kernel() const;
 
 private:
     explicit MatMul(gpu::Device& device) : Op(device) {}
