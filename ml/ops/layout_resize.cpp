@@ -232,43 +232,45 @@ std::unique_ptr<Resize> Resize::create(gpu::Device& device, const ResizeDesc& de
         spec.push_back(per);
         // Linear by whole factors 1, 2 or 4 (the x2 / x4 upsample of super-resolution networks),
         // rows of whole runs of 16 bytes (f32: 4 outputs; f16: 8, or 4 in 8 bytes where rows are
-        // not whole 8-runs): layout/resize_up.comp. Each invocation writes its run in SH = 4
+        // not whole 8-runs): layout/resize_up.comp. Each invocation writes its run in `strip`
         // consecutive output rows (neighbouring invocations neighbouring runs: coalesced stores)
-        // and interpolates each input row the strip needs once along the row; in the modes where
-        // each output phase has fixed taps those rows are all loaded up front, the middle columns
-        // as vectors. (One output row per invocation, its two input rows loaded and blended for
-        // each: x2 3ch 960x540 reached 31 % (f16) and 40 % (f32) of the copy bandwidth on the H200;
-        // one output per invocation 19 % on an H100.)
+        // and interpolates each input row the strip needs once along the row; those rows are all
+        // loaded up front, the middle columns as vectors. (One output row per invocation, its two
+        // input rows loaded and blended for each: x2 3ch 960x540 reached 31 % (f16) and 40 % (f32)
+        // of the copy bandwidth on the H200; one output per invocation 19 % on an H100.)
         const int64_t fh = r >= 2 ? whole(dims[r - 2]) : 1, fw = whole(dims[r - 1]);
         const bool periodic = ctm == Ctm::HalfPixel || ctm == Ctm::HalfPixelSymmetric ||
                               ctm == Ctm::PytorchHalfPixel || ctm == Ctm::Asymmetric;
         const bool f16 = desc.input.dtype == DType::f16;
-        // align_corners f16 takes runs of 4 (8-byte stores) by default: its per-column taps and
-        // window selects make a run of 8 one invocation's long serial work (VKML_RESIZE_CORNER_RUN=8).
-        static const int64_t corner_run = detail::tuning_knob("VKML_RESIZE_CORNER_RUN", 4, 4, 8);
-        const uint32_t widest = periodic || corner_run == 8 ? 8 : 4;
+        const uint32_t widest = 8;
         const uint32_t run = f16 && w.out % widest == 0 ? widest : w.out % 4 == 0 ? 4 : 0;
-        constexpr uint32_t strip = 4; // output rows per invocation (a multiple of fh)
+        // Output rows per invocation, a multiple of fh: 8 where fh >= 2, else 4 (the kernel holds
+        // at most six input rows, strip / fh + 2). H200, f16 3ch 960x540, us for 4 / 8 rows:
+        // x2 7.5-7.7 / 7.4-7.6, align_corners 8.3-8.4 / 8.1-8.2; f32 the same either way.
+        // VKML_RESIZE_STRIP=4: four rows throughout (tuning).
+        static const int64_t strip_knob = detail::tuning_knob("VKML_RESIZE_STRIP", 8, 4, 8);
+        const uint32_t strip = strip_knob == 8 && fh >= 2 ? 8 : 4;
         auto factor_ok = [](int64_t f) { return f == 1 || f == 2 || f == 4; };
         // align_corners: x (in - 1) den / (in num - den) as a reduced ratio of integers (sizes
-        // and whole scales give one) whose numerator times x stays within 32 bits; the kernel's
-        // taps are integer divisions by it (x2 3ch 960x540 f16 on an H200 took 12.7 us with
-        // resize_coord.glsl's float search a tap, as long as in f32). {0, 0}: none.
+        // and whole scales give one) whose numerator times x stays within 32 bits; the kernel
+        // tells its taps by integer arithmetic on it (x2 3ch 960x540 f16 on an H200 took 12.7 us
+        // with resize_coord.glsl's float search a tap, 9.5 with a division a run and a search of
+        // the run's input window, 8.1-8.2 with the periodic modes' loads). {0, 0}: none.
         auto corner_ratio = [&](const Axis& ax) -> std::array<uint32_t, 2> {
             if (periodic || ax.in == 1) return {0, 1}; // (one input sample: every tap is 0)
             const double a = double(ax.in - 1) * double(ax.den), b = double(ax.in) * double(ax.num) - double(ax.den);
             if (a != std::floor(a) || b != std::floor(b) || a < 0 || b < 1 || a > 4294967295.0 || b > 4294967295.0)
                 return {0, 0};
             const uint64_t g = std::gcd(uint64_t(a), uint64_t(b)), num = uint64_t(a) / g, den = uint64_t(b) / g; // (b >= 1)
-            if (uint64_t(ax.out) * num > 0xffffffffull) return {0, 0};
+            // (The kernel adds two remainders below den: den below 2^31 keeps the sum in 32 bits.)
+            if (uint64_t(ax.out) * num > 0xffffffffull || den > 0x7fffffffull) return {0, 0};
             return {uint32_t(num), uint32_t(den)};
         };
         const auto ac_h = corner_ratio(h), ac_w = corner_ratio(w);
         if (mode == Mode::Linear && desc.exclude_outside == 0 && (periodic || ctm == Ctm::AlignCorners) &&
             factor_ok(fh) && factor_ok(fw) && run != 0 && ac_h[1] != 0 && ac_w[1] != 0) {
             const uint32_t cols = run / uint32_t(fw); // input columns of a run
-            const uint32_t vec_in = !periodic                        ? 0
-                                    : cols % 4 == 0 && w.in % 4 == 0 ? 4
+            const uint32_t vec_in = cols % 4 == 0 && w.in % 4 == 0   ? 4
                                     : cols % 2 == 0 && w.in % 2 == 0 ? 2
                                                                      : 0;
             const int64_t oh = h.out, planes = out_shape.elements() / (oh * w.out);

@@ -10,19 +10,16 @@
 // invocations write neighbouring runs of the same rows (coalesced stores). The taps are exact (as
 // resize_interp.comp works them out). Interpolation is separable: each input row the strip needs
 // is loaded and interpolated along the row once, then output rows blend two such rows.
-//   PERIODIC (half_pixel, half_pixel_symmetric, pytorch_half_pixel, asymmetric): output index
-//     K * m + ph samples m + s(ph) with s fixed per phase along both axes, so the strip's SH / KH
-//     input bands need input rows m0 - 1 .. m0 + SH / KH, all loaded before any is used, each as
-//     the run's RUN / KW + 2 input columns (the middle ones as vectors where rows allow); every
-//     output's taps and weights are constants of the unrolled loops.
-//   otherwise (align_corners): each output column's taps from the integer ratio AC_NUM / AC_DEN
-//     (below), once per invocation; the run's WIN input columns of each of the CROWS input rows
-//     the strip taps are all loaded first, each row interpolated along the run once, and every
-//     output row blends the two its taps select. (Rows loaded as the walk down the input reached
-//     them, two or three rounds of memory latency: x2 3ch 960x540 f16 took 9.7 us on an H200
-//     against 7.6 us for half_pixel.)
-// The C++ side (ml/ops/layout_resize.cpp) picks this kernel where OW is a multiple of RUN and the
-// tensors start on 16 bytes; resize_interp.comp serves every other case.
+// Output index o = K m + ph (along either axis) has its first tap at input m - 1 or m, in every
+// mode this kernel takes, so a strip's SH / KH input bands need input rows m0 - 1 .. m0 + SH / KH,
+// and a run input columns c0 - 1 .. c0 + RUN / KW: all loaded before any is used, the middle
+// columns as vectors where rows allow. Which of the two taps comes first (the "carry") and the
+// second tap's weight:
+//   PERIODIC (half_pixel, half_pixel_symmetric, pytorch_half_pixel, asymmetric): fixed per phase
+//     ph, constants of the unrolled loops.
+//   otherwise (align_corners): o (IN - 1) / (K IN - 1) lies in (o / K - 1, o / K], so its floor
+//     is m - 1 or m; from the integer ratio AC_NUM / AC_DEN (below), a compare and a subtraction
+//     an output column (row), no division.
 VKML_LOCAL_SIZE;
 layout(constant_id = 0) const uint COUNT = 1; // invocations: PLANES * ceil(OH / SH) * OW / RUN
 layout(constant_id = 1) const uint CTM = 0;
@@ -48,7 +45,7 @@ const uint OH = IH * KH, OW = IW * KW;
 const uint PER = RUN / KW; // input columns a run covers (PERIODIC)
 #define MAX_RUN 8
 #define MAX_COLS 10 // PER + 2
-#define MAX_SH 4
+#define MAX_SH 8  // (8 only where KH >= 2)
 #define MAX_ROWS 6 // SH / KH + 2
 
 layout(std430, set = 0, binding = 0) readonly buffer Src { sfloat data[]; } src;
@@ -57,32 +54,13 @@ layout(std430, set = 0, binding = 0) readonly buffer Src4 { sfloat4 data[]; } sr
 layout(std430, set = 0, binding = 1) writeonly buffer Dst16 { uvec4 data[]; } dst16;
 layout(std430, set = 0, binding = 1) writeonly buffer Dst4 { sfloat4 data[]; } dst4;
 
-// align_corners taps of consecutive output indices on an axis: x * AC_NUM / AC_DEN as the first
-// tap and the remainder (the second tap's weight, times AC_DEN). One division for the first index
-// of a run; each next index adds AC_NUM to the remainder, carrying at most one (AC_NUM <= AC_DEN:
-// the factors are 1, 2 or 4), so a run's taps cost an add and a compare each. (A division a tap:
-// x2 3ch 960x540 f16 took 9.9 us on an H200, against 7.4 us for half_pixel's constant taps.)
-struct CornerTap {
-    int first;
-    uint rem;
-};
-
-CornerTap corner_tap(uint x, uint ac_num, uint ac_den) {
-    const uint n = x * ac_num;
-    return CornerTap(int(n / ac_den), n % ac_den);
-}
-
-CornerTap corner_next(CornerTap t, uint ac_num, uint ac_den) {
-    t.rem += ac_num;
-    if (t.rem >= ac_den) {
-        t.rem -= ac_den;
-        t.first += 1;
-    }
-    return t;
-}
-
-float corner_weight(CornerTap t, uint ac_den) {
-    return float(t.rem) * (1.0 / float(ac_den));
+// align_corners: output o of an axis, m = o / K: whether its first tap is m (not m - 1) and the
+// second tap's weight. o AC_NUM - (m - 1) AC_DEN lies in [0, 2 AC_DEN) (below 2^32: the C++ side
+// keeps AC_DEN below 2^31), so the arithmetic modulo 2^32 is exact.
+void corner_taps(uint o, uint m, uint ac_num, uint ac_den, out bool carry, out float w) {
+    const uint d = o * ac_num + ac_den - m * ac_den;
+    carry = d >= ac_den;
+    w = float(carry ? d - ac_den : d) * (1.0 / float(ac_den));
 }
 
 float at(uint row, int x) {
@@ -105,26 +83,6 @@ void phase_taps(uint ph, uint k, out int left, out float s) {
 
 uint row_start(uint plane, int y) {
     return (plane * IH + uint(clamp(y, 0, int(IH) - 1))) * IW;
-}
-
-// align_corners: the run's input columns x0[0] .. x0[0] + WIN - 1 (clamped) of every input row the
-// strip needs. The taps are exact and rise by at most ceil((RUN - 1) / KW) over the run (the step
-// of an upsampling by KW is at most 1 / KW), so WIN columns hold every column tap; likewise the
-// strip's SH output rows tap at most CROWS consecutive input rows.
-const uint WIN = (RUN + KW - 2) / KW + 2;
-const uint CROWS = (SH + KH - 2) / KH + 2;
-
-// Output column p's two taps from a row's window (d: the first tap's offset in it).
-float along_window(float win[MAX_COLS], int d, float wx) {
-    float a = win[0], b = win[1];
-    [[unroll]] for (uint j = 1; j + 1 < MAX_COLS; ++j) {
-        if (j + 1 >= WIN) break;
-        if (d == int(j)) {
-            a = win[j];
-            b = win[j + 1];
-        }
-    }
-    return a + wx * (b - a);
 }
 
 // One run of output row out_row: 16 bytes (f32: RUN 4, one vec4; f16: RUN 8, packed into a uvec4)
@@ -151,119 +109,82 @@ void main() {
     const uint ox0 = jr * RUN;
     float o[MAX_RUN];
 
-    if (PERIODIC) {
-        const uint bands = SH / KH;
-        const int m0 = int(strip * bands); // first input band of the strip
-        const int c0 = int(ox0 / KW);      // first input column of the run
-        // rows[r][i]: input row m0 - 1 + r, column c0 - 1 + i (both clamped). Every load first.
-        float rows[MAX_ROWS][MAX_COLS];
-        [[unroll]] for (uint r = 0; r < MAX_ROWS; ++r) {
-            if (r >= bands + 2) break;
-            const uint row = row_start(plane, m0 - 1 + int(r));
-            if (VEC_IN != 0) {
-                [[unroll]] for (uint v = 0; v < MAX_COLS - 2; v += VEC_IN) {
-                    if (v >= PER) break;
-                    if (VEC_IN == 4) {
-                        const vec4 a = vec4(src4.data[(row + uint(c0)) / 4 + v / 4]);
-                        [[unroll]] for (uint e = 0; e < 4; ++e) rows[r][1 + v + e] = a[e];
-                    } else {
-                        const vec2 a = vec2(src2.data[(row + uint(c0)) / 2 + v / 2]);
-                        rows[r][1 + v] = a.x;
-                        rows[r][2 + v] = a.y;
-                    }
-                }
-            } else {
-                [[unroll]] for (uint i = 1; i < MAX_COLS - 1; ++i) {
-                    if (i > PER) break;
-                    rows[r][i] = at(row, c0 - 1 + int(i));
+    const uint bands = SH / KH;
+    const int m0 = int(strip * bands); // first input band of the strip
+    const int c0 = int(ox0 / KW);      // first input column of the run
+    // rows[r][i]: input row m0 - 1 + r, column c0 - 1 + i (both clamped). Every load first.
+    float rows[MAX_ROWS][MAX_COLS];
+    [[unroll]] for (uint r = 0; r < MAX_ROWS; ++r) {
+        if (r >= bands + 2) break;
+        const uint row = row_start(plane, m0 - 1 + int(r));
+        if (VEC_IN != 0) {
+            [[unroll]] for (uint v = 0; v < MAX_COLS - 2; v += VEC_IN) {
+                if (v >= PER) break;
+                if (VEC_IN == 4) {
+                    const vec4 a = vec4(src4.data[(row + uint(c0)) / 4 + v / 4]);
+                    [[unroll]] for (uint e = 0; e < 4; ++e) rows[r][1 + v + e] = a[e];
+                } else {
+                    const vec2 a = vec2(src2.data[(row + uint(c0)) / 2 + v / 2]);
+                    rows[r][1 + v] = a.x;
+                    rows[r][2 + v] = a.y;
                 }
             }
-            rows[r][0] = at(row, c0 - 1);
-            rows[r][PER + 1] = at(row, c0 + int(PER));
-        }
-        // Along the rows: h[r][p] is output column ox0 + p of input row m0 - 1 + r.
-        float h[MAX_ROWS][MAX_RUN];
-        [[unroll]] for (uint r = 0; r < MAX_ROWS; ++r) {
-            if (r >= bands + 2) break;
-            [[unroll]] for (uint p = 0; p < MAX_RUN; ++p) {
-                if (p >= RUN) break;
-                int left;
-                float s;
-                phase_taps(p % KW, KW, left, s);
-                const uint i = uint(int(p / KW) + left + 1);
-                const float a = rows[r][i], b = rows[r][i + 1];
-                h[r][p] = a + s * (b - a);
+        } else {
+            [[unroll]] for (uint i = 1; i < MAX_COLS - 1; ++i) {
+                if (i > PER) break;
+                rows[r][i] = at(row, c0 - 1 + int(i));
             }
         }
-        // Across the rows: output row KH * m + ph blends rows m + left and m + left + 1.
-        [[unroll]] for (uint q = 0; q < MAX_SH; ++q) {
-            if (q >= SH) break;
-            const uint band = q / KH, ph = q % KH;
-            if (uint(m0) + band >= IH) break; // the last strip's missing bands
-            int left;
-            float s;
-            phase_taps(ph, KH, left, s);
-            const uint r = uint(int(band) + left + 1);
-            [[unroll]] for (uint p = 0; p < MAX_RUN; ++p) {
-                if (p >= RUN) break;
-                o[p] = h[r][p] + s * (h[r + 1][p] - h[r][p]);
-            }
-            store_run(plane * OH + uint(m0) * KH + q, ox0, o);
-        }
-        return;
+        rows[r][0] = at(row, c0 - 1);
+        rows[r][PER + 1] = at(row, c0 + int(PER));
     }
-
-    // Column taps, the same for every row.
-    int x0[MAX_RUN];
+    // Column taps: output column ox0 + p starts at rows[.][p / KW] or, with carry, one further.
+    bool cx[MAX_RUN];
     float wx[MAX_RUN];
-    CornerTap tx = corner_tap(ox0, AC_NUM_W, AC_DEN_W);
     [[unroll]] for (uint p = 0; p < MAX_RUN; ++p) {
         if (p >= RUN) break;
-        if (p > 0) tx = corner_next(tx, AC_NUM_W, AC_DEN_W);
-        x0[p] = tx.first;
-        wx[p] = corner_weight(tx, AC_DEN_W);
-    }
-    // Every input row the strip taps (y0 .. y0 + CROWS - 1, clamped), its window loaded before any
-    // is used (one round of memory latency, as in the periodic path), then interpolated along the
-    // row once: h[r][p] is output column ox0 + p of input row y0 + r.
-    CornerTap ty = corner_tap(strip * SH, AC_NUM_H, AC_DEN_H);
-    const int y0 = ty.first;
-    float win[MAX_ROWS][MAX_COLS];
-    [[unroll]] for (uint r = 0; r < MAX_ROWS; ++r) {
-        if (r >= CROWS) break;
-        const uint row = row_start(plane, y0 + int(r));
-        [[unroll]] for (uint j = 0; j < MAX_COLS; ++j) {
-            if (j >= WIN) break;
-            win[r][j] = at(row, x0[0] + int(j));
+        if (PERIODIC) {
+            int left;
+            phase_taps(p % KW, KW, left, wx[p]);
+            cx[p] = left == 0;
+        } else {
+            corner_taps(ox0 + p, uint(c0) + p / KW, AC_NUM_W, AC_DEN_W, cx[p], wx[p]);
         }
     }
+    // Along the rows: h[r][p] is output column ox0 + p of input row m0 - 1 + r.
     float h[MAX_ROWS][MAX_RUN];
     [[unroll]] for (uint r = 0; r < MAX_ROWS; ++r) {
-        if (r >= CROWS) break;
+        if (r >= bands + 2) break;
         [[unroll]] for (uint p = 0; p < MAX_RUN; ++p) {
             if (p >= RUN) break;
-            h[r][p] = along_window(win[r], x0[p] - x0[0], wx[p]);
+            // (index PER + 2 only where the carry is never set: the clamp keeps it in range)
+            const uint i = p / KW;
+            const float a = cx[p] ? rows[r][i + 1] : rows[r][i];
+            const float b = cx[p] ? rows[r][min(i + 2, PER + 1)] : rows[r][i + 1];
+            h[r][p] = a + wx[p] * (b - a);
         }
     }
+    // Across the rows: output row KH * (m0 + band) + ph blends h[band] and h[band + 1], or with
+    // carry h[band + 1] and h[band + 2].
     [[unroll]] for (uint q = 0; q < MAX_SH; ++q) {
         if (q >= SH) break;
-        const uint oy = strip * SH + q;
-        if (oy >= OH) break;
-        if (q > 0) ty = corner_next(ty, AC_NUM_H, AC_DEN_H);
-        const float wy = corner_weight(ty, AC_DEN_H);
-        const int d = ty.first - y0; // 0 .. CROWS - 2
+        const uint band = q / KH;
+        if (uint(m0) + band >= IH) break; // the last strip's missing bands
+        bool cy;
+        float wy;
+        if (PERIODIC) {
+            int left;
+            phase_taps(q % KH, KH, left, wy);
+            cy = left == 0;
+        } else {
+            corner_taps(uint(m0) * KH + q, uint(m0) + band, AC_NUM_H, AC_DEN_H, cy, wy);
+        }
         [[unroll]] for (uint p = 0; p < MAX_RUN; ++p) {
             if (p >= RUN) break;
-            float a = h[0][p], b = h[1][p];
-            [[unroll]] for (uint r = 1; r + 1 < MAX_ROWS; ++r) {
-                if (r + 1 >= CROWS) break;
-                if (d == int(r)) {
-                    a = h[r][p];
-                    b = h[r + 1][p];
-                }
-            }
+            const float a = cy ? h[band + 1][p] : h[band][p];
+            const float b = cy ? h[min(band + 2, bands + 1)][p] : h[band + 1][p];
             o[p] = a + wy * (b - a);
         }
-        store_run(plane * OH + oy, ox0, o);
+        store_run(plane * OH + uint(m0) * KH + q, ox0, o);
     }
 }
