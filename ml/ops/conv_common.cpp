@@ -375,17 +375,16 @@ const CoopTile* coop_for(const gpu::Device& device, DType dtype, uint64_t rows, 
         const char* v = std::getenv("VKML_GEMM_BIG_TILE");
         return v ? std::string(v) : std::string("cm256");
     }();
-    const CoopTile& t = coop_tile(rows);
     if (rows >= 128 && forced_tile().empty() && big != "none") {
         const uint64_t sms = std::max<uint64_t>(device.caps().multiprocessors, 1);
-        for (const char* name : {"_cm256", "_cm128q"}) {
-            if (big == "cm128q" && name == std::string_view("_cm256")) continue;
-            const CoopTile& b = coop_tile_named(name);
-            const uint64_t tiles = (rows + b.rows - 1) / b.rows * ((cols + b.cols - 1) / b.cols) * batches;
-            if (tiles >= sms) return &b;
-        }
+        auto fills = [&](const CoopTile& b) {
+            return (rows + b.rows - 1) / b.rows * ((cols + b.cols - 1) / b.cols) * batches >= sms;
+        };
+        const CoopTile &wide = coop_tile_named("_cm256"), &square = coop_tile_named("_cm128q");
+        if (big != "cm128q" && fills(wide)) return &wide;
+        if (fills(square)) return &square;
     }
-    return &t;
+    return &coop_tile(rows);
 }
 
 const gpu::Pipeline& gemm_pipeline(gpu::Device& device, const char* op, DType dtype, const GemmSpec& spec,

@@ -178,19 +178,17 @@ NonMaxSuppression::NonMaxSuppression(gpu::Device& device, const NonMaxSuppressio
                                 float_bits(desc.iou_threshold), words, keys_held, has_threshold, threshold,
                                 direct_ ? 1u : 0u, index64 ? 1u : 0u}});
     } else {
-        const gpu::ShaderId local = detail::shader_for(device, op_name, "nms_sort_local", boxes.dtype);
-        sort_local_ =
-            &device.pipeline({.shader = local,
-                              .bindings = 2,
-                              .push_constant_bytes = 4,
-                              .workgroup = {wg, 1, 1},
-                              .specialization = {n32, padded_, block_, 0, has_threshold, threshold}});
-        sort_merge_ =
-            &device.pipeline({.shader = local,
-                              .bindings = 2,
-                              .push_constant_bytes = 4,
-                              .workgroup = {wg, 1, 1},
-                              .specialization = {n32, padded_, block_, 1, has_threshold, threshold}});
+        // The block sort (merge 0) and the merge of sorted blocks (merge 1): one shader.
+        auto local = [&](uint32_t merge) {
+            return &device.pipeline(
+                {.shader = detail::shader_for(device, op_name, "nms_sort_local", boxes.dtype),
+                 .bindings = 2,
+                 .push_constant_bytes = 4,
+                 .workgroup = {wg, 1, 1},
+                 .specialization = {n32, padded_, block_, merge, has_threshold, threshold}});
+        };
+        sort_local_ = local(0);
+        sort_merge_ = local(1);
         sort_global_ =
             &device.pipeline({.shader = detail::shader_for(device, op_name, "nms_sort_global", "i32"),
                               .bindings = 1,

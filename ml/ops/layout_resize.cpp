@@ -242,8 +242,7 @@ std::unique_ptr<Resize> Resize::create(gpu::Device& device, const ResizeDesc& de
         const bool periodic = ctm == Ctm::HalfPixel || ctm == Ctm::HalfPixelSymmetric ||
                               ctm == Ctm::PytorchHalfPixel || ctm == Ctm::Asymmetric;
         const bool f16 = desc.input.dtype == DType::f16;
-        const uint32_t widest = 8;
-        const uint32_t run = f16 && w.out % widest == 0 ? widest : w.out % 4 == 0 ? 4 : 0;
+        const uint32_t run = f16 && w.out % 8 == 0 ? 8 : w.out % 4 == 0 ? 4 : 0;
         // Output rows per invocation, a multiple of fh: 8 where fh >= 2, else 4 (the kernel holds
         // at most six input rows, strip / fh + 2). H200, f16 3ch 960x540, us for 4 / 8 rows:
         // x2 7.5-7.7 / 7.4-7.6, align_corners 8.3-8.4 / 8.1-8.2; f32 the same either way.
@@ -262,7 +261,8 @@ std::unique_ptr<Resize> Resize::create(gpu::Device& device, const ResizeDesc& de
             if (a != std::floor(a) || b != std::floor(b) || a < 0 || b < 1 || a > 4294967295.0 || b > 4294967295.0)
                 return {0, 0};
             const uint64_t g = std::gcd(uint64_t(a), uint64_t(b)), num = uint64_t(a) / g, den = uint64_t(b) / g; // (b >= 1)
-            // (The kernel adds two remainders below den: den below 2^31 keeps the sum in 32 bits.)
+            // (The kernel's o num - (o / k - 1) den lies below 2 den: den below 2^31 keeps it in
+            // 32 bits.)
             if (uint64_t(ax.out) * num > 0xffffffffull || den > 0x7fffffffull) return {0, 0};
             return {uint32_t(num), uint32_t(den)};
         };

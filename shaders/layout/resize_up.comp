@@ -34,15 +34,16 @@ layout(constant_id = 7) const bool PERIODIC = true;
 layout(constant_id = 8) const uint VEC_IN = 0;
 layout(constant_id = 9) const uint SH = 4; // output rows per invocation, a multiple of KH
 // align_corners: the coordinate x (IN - 1) den / (IN num - den) as a reduced ratio of integers,
-// x * AC_NUM / AC_DEN (x * AC_NUM below 2^32; the C++ side takes this kernel only then): each tap
-// an exact integer division by a constant, where resize_coord.glsl's float search costs a
-// division and up to four comparisons (and is exact only while its products stay below 2^24).
+// x * AC_NUM / AC_DEN (x * AC_NUM below 2^32, AC_DEN below 2^31; the C++ side takes this kernel
+// only then): corner_taps tells each tap exactly by integer arithmetic, where resize_coord.glsl's
+// float search costs a division and up to four comparisons (and is exact only while its products
+// stay below 2^24).
 layout(constant_id = 10) const uint AC_NUM_H = 0;
 layout(constant_id = 11) const uint AC_DEN_H = 1;
 layout(constant_id = 12) const uint AC_NUM_W = 0;
 layout(constant_id = 13) const uint AC_DEN_W = 1;
 const uint OH = IH * KH, OW = IW * KW;
-const uint PER = RUN / KW; // input columns a run covers (PERIODIC)
+const uint PER = RUN / KW; // input columns a run covers
 #define MAX_RUN 8
 #define MAX_COLS 10 // PER + 2
 #define MAX_SH 8  // (8 only where KH >= 2)
